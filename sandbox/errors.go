@@ -1,0 +1,19 @@
+package sandbox
+
+import "errors"
+
+// Error categories. Providers wrap them with detail; callers test with
+// errors.Is.
+var (
+	// ErrNotFound: no such sandbox (or not visible to the caller).
+	ErrNotFound = errors.New("sandbox not found")
+	// ErrImageMissing: the sandbox image is not present; the wrapped
+	// message says how to build it.
+	ErrImageMissing = errors.New("sandbox image missing")
+	// ErrUnavailable: the backend (e.g. the Docker engine) cannot be reached.
+	ErrUnavailable = errors.New("sandbox backend unavailable")
+	// ErrRunnerMissing: the runner binary to inject does not exist.
+	ErrRunnerMissing = errors.New("runner binary missing")
+	// ErrStartFailed: the sandbox was created but its runner never came up.
+	ErrStartFailed = errors.New("sandbox did not start")
+)

@@ -1,0 +1,134 @@
+package sandbox
+
+import (
+	"context"
+	"net"
+	"time"
+)
+
+// Provider creates and finds sandboxes.
+type Provider interface {
+	// Create starts a sandbox from spec and returns once its runner
+	// accepts connections. On error nothing is left behind.
+	Create(ctx context.Context, spec Spec) (Sandbox, error)
+	// Get returns the live sandbox with the given id, or ErrNotFound.
+	Get(ctx context.Context, id string) (Sandbox, error)
+	// List describes the sandboxes this provider manages that match filter.
+	List(ctx context.Context, filter Filter) ([]Info, error)
+	// Remove destroys the sandbox with the given id, whether or not
+	// anything still holds a Sandbox for it. Removing a missing sandbox
+	// returns ErrNotFound.
+	Remove(ctx context.Context, id string) error
+}
+
+// Sandbox is one live sandbox.
+type Sandbox interface {
+	// ID returns the sandbox id (random, at least 128 bits).
+	ID() string
+	// Info describes the sandbox as created.
+	Info() Info
+	// Dial opens a new connection to the runner inside the sandbox.
+	Dial(ctx context.Context) (net.Conn, error)
+	// Destroy stops and removes the sandbox and everything it wrote.
+	Destroy(ctx context.Context) error
+}
+
+// Spec says what to create.
+type Spec struct {
+	// ID is the sandbox id to use; empty means the provider makes one.
+	ID     string
+	Image  string
+	Limits Limits
+	// Owner is an opaque digest of the owning principal; it is stored as a
+	// label, never interpreted by the provider.
+	Owner string
+	// Session is the MCP session id that owns the sandbox, if any.
+	Session string
+	// ExpiresAt is when the sandbox must be gone at the latest (max
+	// lifetime); stored as a label so a restarted gateway can enforce it.
+	ExpiresAt time.Time
+}
+
+// Limits bound what a sandbox may use. Zero values are replaced by
+// DefaultLimits by Limits.WithDefaults.
+type Limits struct {
+	CPUs           float64       // CPU quota in cores
+	MemoryBytes    int64         // memory, equal to memory+swap (no swap)
+	Pids           int64         // max processes and threads
+	WorkspaceBytes int64         // size of the writable /workspace
+	TmpBytes       int64         // size of /tmp
+	NoFile         int64         // open files per process
+	FileSizeBytes  int64         // largest file a process may write
+	CallTimeout    time.Duration // default and maximum per-call wall clock
+	IdleTTL        time.Duration // a sandbox unused this long is removed
+	MaxLifetime    time.Duration // a sandbox older than this is removed
+}
+
+// DefaultLimits are the limits used where configuration says nothing.
+var DefaultLimits = Limits{
+	CPUs:           1,
+	MemoryBytes:    512 << 20,
+	Pids:           256,
+	WorkspaceBytes: 1 << 30,
+	TmpBytes:       256 << 20,
+	NoFile:         1024,
+	FileSizeBytes:  1 << 30,
+	CallTimeout:    60 * time.Second,
+	IdleTTL:        15 * time.Minute,
+	MaxLifetime:    4 * time.Hour,
+}
+
+// WithDefaults returns l with every zero field taken from DefaultLimits.
+func (l Limits) WithDefaults() Limits {
+	d := DefaultLimits
+	if l.CPUs == 0 {
+		l.CPUs = d.CPUs
+	}
+	if l.MemoryBytes == 0 {
+		l.MemoryBytes = d.MemoryBytes
+	}
+	if l.Pids == 0 {
+		l.Pids = d.Pids
+	}
+	if l.WorkspaceBytes == 0 {
+		l.WorkspaceBytes = d.WorkspaceBytes
+	}
+	if l.TmpBytes == 0 {
+		l.TmpBytes = d.TmpBytes
+	}
+	if l.NoFile == 0 {
+		l.NoFile = d.NoFile
+	}
+	if l.FileSizeBytes == 0 {
+		l.FileSizeBytes = d.FileSizeBytes
+	}
+	if l.CallTimeout == 0 {
+		l.CallTimeout = d.CallTimeout
+	}
+	if l.IdleTTL == 0 {
+		l.IdleTTL = d.IdleTTL
+	}
+	if l.MaxLifetime == 0 {
+		l.MaxLifetime = d.MaxLifetime
+	}
+	return l
+}
+
+// Info describes a sandbox. It is rebuilt from provider state (labels), so
+// a restarted gateway sees the same Info.
+type Info struct {
+	ID          string    `json:"sandbox_id"`
+	ContainerID string    `json:"container_id"`
+	Image       string    `json:"image"`
+	Owner       string    `json:"owner"`
+	Session     string    `json:"session,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
+	ExpiresAt   time.Time `json:"expires_at"`
+	State       string    `json:"state"` // provider's word: "running", "exited", ...
+}
+
+// Filter selects sandboxes in List. Empty fields match everything.
+type Filter struct {
+	Owner   string
+	Session string
+}
