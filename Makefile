@@ -1,0 +1,49 @@
+# Sandgate. `make help` lists the targets.
+
+SHELL := /bin/bash
+GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
+BIN := bin
+IMAGE ?= sandgate/base:latest
+export PATH := $(dir $(GO)):$(PATH)
+
+.PHONY: help setup build images run test test-short lint bench fuzz clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+setup: ## install what a fresh Debian host lacks (Docker engine, debootstrap) and start dockerd
+	@deploy/setup-host.sh
+
+build: ## build bin/gateway and the static bin/runner
+	@mkdir -p $(BIN)
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/runner ./cmd/runner
+	$(GO) build -trimpath -o $(BIN)/gateway ./cmd/gateway
+
+images: setup ## build the sandbox images (offline with debootstrap when no registry is reachable)
+	@images/build.sh base
+
+run: setup build images ## start the gateway on 127.0.0.1:8080 (local Docker, audit log under ./var/)
+	$(BIN)/gateway --addr $${SANDGATE_ADDR:-127.0.0.1:8080} --var var --runner $(BIN)/runner --image $(IMAGE)
+
+test: setup build images ## run every test, including those against the real Docker engine
+	REQUIRE_DOCKER=1 $(GO) test -count=1 -timeout 45m ./...
+
+test-short: ## unit tests only (no Docker)
+	$(GO) test -short -count=1 ./...
+
+lint: ## gofmt and go vet
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo 'gofmt: run gofmt -w on the files above'; exit 1; }
+	$(GO) vet ./...
+
+bench: setup build images ## measure hot-path latency (see README for the numbers)
+	REQUIRE_DOCKER=1 $(GO) test -run '^$$' -bench . -benchtime 200x -count 1 ./gateway/ ./runner/protocol/
+
+fuzz: ## run each fuzz target for FUZZTIME (default 30s)
+	@for pkg_target in $$($(GO) test -list 'Fuzz.*' ./... 2>/dev/null | awk '/^ok/{pkg=$$2} /^Fuzz/{print pkg" "$$1}' | tr ' ' ':'); do \
+	  pkg=$${pkg_target%%:*}; target=$${pkg_target##*:}; \
+	  echo "fuzz $$pkg $$target"; \
+	  $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $${FUZZTIME:-30s} $$pkg || exit 1; \
+	done
+
+clean: ## remove build output (not var/)
+	rm -rf $(BIN)

@@ -1,0 +1,118 @@
+// Command gateway is the Sandgate MCP gateway.
+//
+//	gateway [flags]                 serve MCP at http://ADDR/mcp
+//	gateway audit verify FILE       check an audit log's hash chain
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/sandgate/sandgate/gateway"
+	"github.com/sandgate/sandgate/gateway/audit"
+	"github.com/sandgate/sandgate/sandbox/docker"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "gateway:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "audit" {
+		return runAudit(args[1:], stdout)
+	}
+	cfg, err := parseConfig(args, stderr)
+	if err != nil {
+		return err
+	}
+	return serve(ctx, cfg, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel})))
+}
+
+func serve(ctx context.Context, cfg config, log *slog.Logger) error {
+	gcfg := cfg.Gateway.WithDefaults()
+	if err := gcfg.Validate(); err != nil {
+		return err
+	}
+	varDir, err := filepath.Abs(gcfg.VarDir)
+	if err != nil {
+		return err
+	}
+	gcfg.VarDir = varDir
+	// Bind first: a port in use is the most common start failure and must
+	// not leave containers or half-open logs behind.
+	ln, err := net.Listen("tcp", gcfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", gcfg.Addr, err)
+	}
+	defer ln.Close()
+
+	store, err := audit.OpenFile(gcfg.AuditPath())
+	if err != nil {
+		return fmt.Errorf("open audit log: %w", err)
+	}
+	defer store.Close()
+
+	provider, err := docker.New(ctx, docker.Config{RunnerPath: cfg.RunnerPath, SocketDir: gcfg.SocketDir(), Image: gcfg.Image, Instance: cfg.Instance}, log)
+	if err != nil {
+		return err
+	}
+	g, err := gateway.New(ctx, gcfg, provider, store, log)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{
+		Handler:           g.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		IdleTimeout:       2 * time.Minute,
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	log.Info("gateway serving", "url", "http://"+ln.Addr().String()+"/mcp", "image", gcfg.Image, "audit", gcfg.AuditPath())
+
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: ending sessions and removing sandboxes")
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	g.Close(shutdownCtx)
+	if serr := hs.Shutdown(shutdownCtx); serr != nil && err == nil {
+		err = serr
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+func runAudit(args []string, stdout io.Writer) error {
+	if len(args) != 2 || args[0] != "verify" {
+		return errors.New("usage: gateway audit verify FILE")
+	}
+	rep, err := audit.VerifyFile(args[1])
+	if err != nil {
+		return err
+	}
+	if rep.FirstBroken != 0 {
+		return fmt.Errorf("%s: chain broken at line %d: %s (%d records before it verified)", args[1], rep.FirstBroken, rep.Reason, rep.FirstBroken-1)
+	}
+	fmt.Fprintf(stdout, "%s: %d records, chain intact\n", args[1], rep.Records)
+	return nil
+}

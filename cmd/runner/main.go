@@ -1,0 +1,116 @@
+// Command runner is the agent inside every sandbox. The gateway mounts this
+// static binary read-only into the container and runs it as the entrypoint
+// (behind Docker's init, which reaps zombies); it serves the runner protocol
+// on a unix socket in a directory only the gateway can reach.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/sandgate/sandgate/runner"
+	"github.com/sandgate/sandgate/runner/cgroup"
+	"github.com/sandgate/sandgate/runner/files"
+	"github.com/sandgate/sandgate/runner/process"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	if err := run(ctx, os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "runner:", err)
+		os.Exit(1)
+	}
+}
+
+// config is the runner's whole configuration.
+type config struct {
+	Socket    string
+	Workspace string
+}
+
+func (c config) Validate() error {
+	if c.Socket == "" {
+		return errors.New("--socket is required")
+	}
+	if c.Workspace == "" {
+		return errors.New("--workspace must not be empty")
+	}
+	return nil
+}
+
+func parseConfig(args []string) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("runner", flag.ContinueOnError)
+	fs.StringVar(&c.Socket, "socket", os.Getenv("SANDGATE_RUNNER_SOCKET"), "unix socket to serve the runner protocol on")
+	fs.StringVar(&c.Workspace, "workspace", "/workspace", "default working directory and base for relative paths")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	return c, c.Validate()
+}
+
+func run(ctx context.Context, args []string) error {
+	cfg, err := parseConfig(args)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+
+	acct, err := cgroup.Open()
+	if err != nil {
+		// Accounting is a report, not a limit: the container's cgroup
+		// still enforces the limits, so the runner carries on without it.
+		log.Warn("cgroup accounting unavailable", "error", err)
+	}
+	pm := process.NewManager(process.Options{Workspace: cfg.Workspace, Accounting: acct, Logger: log})
+	defer pm.Close()
+	fsvc := files.New(files.Options{Workspace: cfg.Workspace})
+	srv := runner.NewServer(fsvc, pm, runner.Describe(cfg.Workspace, acct, pm), log)
+
+	ln, err := listen(cfg.Socket)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	log.Info("runner serving", "socket", cfg.Socket, "pid", os.Getpid(), "uid", os.Getuid())
+
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve %s: %w", cfg.Socket, err)
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	return hs.Shutdown(shutdownCtx)
+}
+
+// listen opens the unix socket, replacing a stale one from an earlier run.
+// The socket is world-connectable because its directory is the access
+// control: the gateway creates it 0700 (or inside a 0700 parent) and mounts
+// it into this sandbox only.
+func listen(path string) (net.Listener, error) {
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("remove stale socket %s: %w", path, err)
+	}
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", path, err)
+	}
+	if err := os.Chmod(path, 0o666); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("chmod %s: %w", path, err)
+	}
+	return ln, nil
+}

@@ -1,0 +1,110 @@
+package audit
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+)
+
+// hashPrefix starts every digest and record hash; it names the algorithm.
+const hashPrefix = "sha256:"
+
+// Digest returns "sha256:" and the lowercase hex SHA-256 of the canonical
+// JSON of v, the form used for Event.ArgsDigest.
+//
+// The canonical JSON is what encoding/json produces, without HTML escaping,
+// for v after a round trip through interface{}: objects have their keys
+// sorted by byte value, there is no insignificant whitespace, numbers are
+// IEEE 754 doubles printed in the shortest form that round-trips (as in
+// ECMAScript), and strings escape only '"', '\\', control characters
+// (\b \f \n \r \t, others as \u00xx) and U+2028/U+2029; invalid UTF-8
+// becomes U+FFFD. This is RFC 8785 (JCS) except for the U+2028/U+2029
+// escapes and key order among characters outside the Basic Multilingual
+// Plane; as in JCS, integers beyond ±2^53 lose precision. So a
+// json.RawMessage and the map it decodes to have the same digest, whatever
+// the key order, spacing or number spelling (1.0, 1e0) of the raw text.
+//
+// Digest returns "" if v cannot be encoded as JSON (a channel, a function,
+// NaN); decoded JSON-RPC arguments never are.
+func Digest(v any) string {
+	b, err := marshal(v)
+	if err != nil {
+		return ""
+	}
+	var generic any
+	if err := json.Unmarshal(b, &generic); err != nil {
+		return ""
+	}
+	if b, err = marshal(generic); err != nil {
+		return ""
+	}
+	return sum(b)
+}
+
+// marshal encodes v as one line of JSON without HTML escaping and without
+// the encoder's trailing newline.
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+func sum(b []byte) string {
+	h := sha256.Sum256(b)
+	return hashPrefix + hex.EncodeToString(h[:])
+}
+
+// seal sets e.Hash and returns e's log line, newline included.
+//
+// The hash covers e encoded by marshal with Hash empty (so the member is
+// omitted). Because hash is the last member, the sealed line is that body
+// with `,"hash":"sha256:<hex>"` inserted before the closing brace, which is
+// exactly what marshal gives for the sealed event; checkRecord relies on it.
+func seal(e *Event) ([]byte, error) {
+	e.Hash = ""
+	body, err := marshal(e)
+	if err != nil {
+		return nil, fmt.Errorf("encode audit event: %w", err)
+	}
+	e.Hash = sum(body)
+	line := make([]byte, 0, len(body)+len(e.Hash)+12)
+	line = append(line, body[:len(body)-1]...)
+	line = append(line, `,"hash":"`...)
+	line = append(line, e.Hash...)
+	line = append(line, "\"}\n"...)
+	return line, nil
+}
+
+// checkRecord decodes one line (without its newline) and checks that it is
+// a sealed record in canonical form: byte for byte what seal would write
+// for the decoded event, so unknown members, duplicate or reordered keys,
+// whitespace and non-canonical escapes are all rejected, and its hash
+// matches. It does not look at the chain (seq, prev_hash). The returned
+// reason is for humans.
+func checkRecord(line []byte) (Event, string) {
+	var e Event
+	if err := json.Unmarshal(line, &e); err != nil {
+		return Event{}, "not a JSON record: " + err.Error()
+	}
+	got := e.Hash
+	if got == "" {
+		return Event{}, "no hash"
+	}
+	want, err := seal(&e)
+	if err != nil {
+		return Event{}, err.Error()
+	}
+	if e.Hash != got {
+		return Event{}, fmt.Sprintf("hash mismatch: record says %s, content hashes to %s", got, e.Hash)
+	}
+	if !bytes.Equal(want[:len(want)-1], line) {
+		return Event{}, "not in canonical form (unknown or reordered members, whitespace or escapes)"
+	}
+	return e, ""
+}

@@ -1,0 +1,59 @@
+package audit_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"math"
+	"testing"
+
+	"github.com/sandgate/sandgate/gateway/audit"
+)
+
+func TestDigest(t *testing.T) {
+	t.Parallel()
+	type args struct {
+		Path    string `json:"path"`
+		Content string `json:"content"`
+		Mode    int    `json:"mode"`
+	}
+	canonical := `{"content":"<a & b>\n","mode":420,"path":"/tmp/x"}`
+	sum := sha256.Sum256([]byte(canonical))
+	want := "sha256:" + hex.EncodeToString(sum[:])
+	same := []struct {
+		name string
+		v    any
+	}{
+		{"map", map[string]any{"path": "/tmp/x", "mode": 420, "content": "<a & b>\n"}},
+		{"struct in another field order", args{Path: "/tmp/x", Content: "<a & b>\n", Mode: 420}},
+		{"raw, other order and spacing", json.RawMessage(`{ "path": "/tmp/x", "mode": 420.0, "content": "\u003ca & b>\n" }`)},
+		{"raw, canonical", json.RawMessage(canonical)},
+	}
+	for _, tt := range same {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			for range 20 { // map iteration order varies from run to run
+				if got := audit.Digest(tt.v); got != want {
+					t.Fatalf("Digest = %s, want %s", got, want)
+				}
+			}
+		})
+	}
+
+	different := []any{
+		map[string]any{"path": "/tmp/y", "mode": 420, "content": "<a & b>\n"},
+		map[string]any{"path": "/tmp/x", "mode": "420", "content": "<a & b>\n"},
+		[]any{"/tmp/x"},
+		nil,
+	}
+	for _, v := range different {
+		if got := audit.Digest(v); got == want || len(got) != len(want) {
+			t.Errorf("Digest(%v) = %q", v, got)
+		}
+	}
+	for _, v := range []any{make(chan int), math.NaN(), json.RawMessage(`{"a":`)} {
+		if got := audit.Digest(v); got != "" {
+			t.Errorf("Digest(%T) = %q, want \"\"", v, got)
+		}
+	}
+}

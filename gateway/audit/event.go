@@ -1,0 +1,152 @@
+package audit
+
+import (
+	"fmt"
+	"time"
+	"unicode/utf8"
+)
+
+// Kind says what an Event records. The set is closed: Append refuses any
+// other value, so every record in a log is one of these.
+type Kind string
+
+// Event kinds.
+const (
+	KindSessionStart   Kind = "session.start"   // an MCP session was opened
+	KindSessionEnd     Kind = "session.end"     // a session ended (DELETE, idle TTL, lifetime, quota)
+	KindSandboxCreate  Kind = "sandbox.create"  // a container was created for a session or sandbox_create
+	KindSandboxDestroy Kind = "sandbox.destroy" // a container was removed
+	KindToolStart      Kind = "tool.start"      // a tool call passed the scope check and is about to run
+	KindToolEnd        Kind = "tool.end"        // a tool call finished; Outcome says how
+	KindToolDenied     Kind = "tool.denied"     // a tool call was refused; DenyReason says why
+)
+
+// Valid reports whether k is one of the kinds declared in this package.
+func (k Kind) Valid() bool {
+	switch k {
+	case KindSessionStart, KindSessionEnd, KindSandboxCreate, KindSandboxDestroy,
+		KindToolStart, KindToolEnd, KindToolDenied:
+		return true
+	}
+	return false
+}
+
+// Outcomes of a finished action, for Event.Outcome. An event that records
+// the start of something has no outcome ("").
+const (
+	OutcomeOK       = "ok"
+	OutcomeError    = "error"
+	OutcomeDenied   = "denied"
+	OutcomeTimeout  = "timeout"
+	OutcomeOOM      = "oom"
+	OutcomeCanceled = "canceled"
+)
+
+func validOutcome(o string) bool {
+	switch o {
+	case "", OutcomeOK, OutcomeError, OutcomeDenied, OutcomeTimeout, OutcomeOOM, OutcomeCanceled:
+		return true
+	}
+	return false
+}
+
+// Principal identifies who acted. It holds identity claims only, never a
+// token or any other credential.
+type Principal struct {
+	Issuer   string   `json:"issuer,omitempty"`
+	Subject  string   `json:"subject,omitempty"`
+	Tenant   string   `json:"tenant,omitempty"`
+	ClientID string   `json:"client_id,omitempty"`
+	Scopes   []string `json:"scopes,omitempty"`
+}
+
+// Event is one audit record. The JSON form of an Event is its line in the
+// log; the field order below is the member order of that line and is part
+// of the format (see the package comment). Hash must stay the last field.
+type Event struct {
+	// Set by the sink; whatever the caller puts here is overwritten.
+	Seq      uint64    `json:"seq"`       // 1 for the first record of a log, then +1 per record
+	ID       string    `json:"id"`        // random UUID (version 4)
+	Time     time.Time `json:"time"`      // UTC, encoded as RFC 3339 with nanoseconds
+	PrevHash string    `json:"prev_hash"` // Hash of the record before; "" for Seq 1
+
+	// Set by the caller.
+	Kind        Kind      `json:"kind"`
+	Principal   Principal `json:"principal"`
+	Session     string    `json:"session,omitempty"`
+	SandboxID   string    `json:"sandbox_id,omitempty"`
+	ContainerID string    `json:"container_id,omitempty"`
+	Tool        string    `json:"tool,omitempty"`
+	RequestID   string    `json:"request_id,omitempty"`
+	// ArgsDigest is Digest of the tool call's arguments; the arguments
+	// themselves are never recorded.
+	ArgsDigest string `json:"args_digest,omitempty"`
+	// Summary is a redacted description of the call (path, command,
+	// language). It must never hold environment values, file contents or
+	// stdin. Append cuts each value to 200 characters as a backstop.
+	Summary    map[string]string `json:"summary,omitempty"`
+	Outcome    string            `json:"outcome,omitempty"` // one of the Outcome constants, or ""
+	Error      string            `json:"error,omitempty"`   // cut to 1000 characters
+	DenyReason string            `json:"deny_reason,omitempty"`
+
+	ExitCode        *int  `json:"exit_code,omitempty"` // nil when no process exited
+	DurationMs      int64 `json:"duration_ms,omitempty"`
+	CPUMs           int64 `json:"cpu_ms,omitempty"`
+	MemoryPeakBytes int64 `json:"memory_peak_bytes,omitempty"`
+	OOMKilled       bool  `json:"oom_killed,omitempty"`
+	TimedOut        bool  `json:"timed_out,omitempty"`
+
+	// Hash is "sha256:" and the hex SHA-256 of the record's canonical
+	// encoding without this field. Set by the sink.
+	Hash string `json:"hash,omitempty"`
+}
+
+// Backstop caps applied by Append, in characters (runes).
+const (
+	maxSummaryValue = 200
+	maxErrorText    = 1000
+)
+
+// prepare checks the caller's part of e and applies the backstop caps. It
+// replaces e.Summary with a copy when a value must be cut, so a map the
+// caller shares elsewhere is never modified.
+func prepare(e *Event) error {
+	if e == nil {
+		return fmt.Errorf("%w: nil event", ErrInvalid)
+	}
+	if !e.Kind.Valid() {
+		return fmt.Errorf("%w: unknown kind %q", ErrInvalid, e.Kind)
+	}
+	if !validOutcome(e.Outcome) {
+		return fmt.Errorf("%w: unknown outcome %q", ErrInvalid, e.Outcome)
+	}
+	e.Error = cut(e.Error, maxErrorText)
+	e.DenyReason = cut(e.DenyReason, maxErrorText)
+	for _, v := range e.Summary {
+		if utf8.RuneCountInString(v) > maxSummaryValue {
+			m := make(map[string]string, len(e.Summary))
+			for k, v := range e.Summary {
+				m[k] = cut(v, maxSummaryValue)
+			}
+			e.Summary = m
+			break
+		}
+	}
+	return nil
+}
+
+// cut returns s if it has at most n runes, and otherwise its first n-1
+// runes followed by "…".
+func cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	i, count := 0, 0
+	for i = range s {
+		if count == n-1 {
+			break
+		}
+		count++
+	}
+	return s[:i] + "…"
+}

@@ -1,0 +1,145 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/sandgate/sandgate/gateway/audit"
+	"github.com/sandgate/sandgate/runner/protocol"
+)
+
+var errAuditDown = errors.New("audit log unavailable")
+
+// call is one tool invocation in flight.
+type call struct {
+	g       *Server
+	p       Principal
+	session string
+	req     mcp.CallToolRequest
+	box     *box             // nil for tools that need no sandbox
+	runner  *protocol.Client // the box's connection
+	end     *audit.Event     // the tool.end record; run fills in outcome details
+}
+
+// bind decodes the call's arguments into T.
+func bind[T any](c *call) (T, error) {
+	var v T
+	if err := c.req.BindArguments(&v); err != nil {
+		return v, fmt.Errorf("arguments: %w", err)
+	}
+	return v, nil
+}
+
+// handler wraps a toolDef with what every call needs: the caller's
+// identity, its sandbox, and the audit records around the work. The
+// tool.start record is durable before anything runs and the tool.end
+// record before the result is returned; if either cannot be written the
+// call is refused or its result withheld, never returned unaudited.
+func (g *Server) handler(d toolDef) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		p, ok := PrincipalFrom(ctx)
+		if !ok {
+			return nil, errors.New("no principal in request context") // wiring bug
+		}
+		c := &call{g: g, p: p, session: sessionIDFrom(ctx), req: req}
+		args := req.GetArguments()
+		start := &audit.Event{Kind: audit.KindToolStart, Principal: p.audit(), Session: c.session, Tool: d.tool.Name,
+			RequestID: uuid.NewString(), ArgsDigest: audit.Digest(args), Summary: d.summary(args)}
+		c.end = &audit.Event{Kind: audit.KindToolEnd, Principal: start.Principal, Session: c.session, Tool: d.tool.Name,
+			RequestID: start.RequestID, ArgsDigest: start.ArgsDigest, Summary: start.Summary}
+
+		if d.needsBox {
+			if res := c.attach(ctx, args); res != nil {
+				return c.finish(ctx, res, time.Now())
+			}
+			defer c.box.release()
+			start.SandboxID, start.ContainerID = c.box.id(), c.box.sb.Info().ContainerID
+			c.end.SandboxID, c.end.ContainerID = start.SandboxID, start.ContainerID
+		}
+		if err := g.audit.Append(ctx, start); err != nil {
+			g.log.Error("audit append failed; refusing tool call", "tool", d.tool.Name, "error", err)
+			return mcp.NewToolResultError(fmt.Sprintf("%v: refusing to run %s unaudited; an operator must fix the audit log (%v)", errAuditDown, d.tool.Name, err)), nil
+		}
+		began := time.Now()
+		res, err := d.run(ctx, c)
+		if err != nil {
+			res = c.errorResult(err)
+		}
+		return c.finish(ctx, res, began)
+	}
+}
+
+// attach resolves the call's sandbox and connection; on failure it returns
+// the error result to send.
+func (c *call) attach(ctx context.Context, args map[string]any) *mcp.CallToolResult {
+	id, _ := args["sandbox_id"].(string)
+	var err error
+	switch {
+	case id != "":
+		c.box, err = c.g.boxes.get(c.p, c.session, id)
+	case c.session != "":
+		c.box, err = c.g.boxes.forSession(ctx, c.p, c.session)
+	default:
+		err = errNoSandbox
+	}
+	if err != nil {
+		return c.errorResult(err)
+	}
+	if c.runner, err = c.box.acquire(ctx); err != nil {
+		c.box.release()
+		c.box = nil
+		return c.errorResult(fmt.Errorf("connect to sandbox: %w", err))
+	}
+	return nil
+}
+
+// finish writes the tool.end record and returns res, or withholds res when
+// the record cannot be written.
+func (c *call) finish(ctx context.Context, res *mcp.CallToolResult, began time.Time) (*mcp.CallToolResult, error) {
+	e := c.end
+	e.DurationMs = time.Since(began).Milliseconds()
+	if e.Outcome == "" {
+		e.Outcome = "ok"
+		if res.IsError {
+			e.Outcome = "error"
+		}
+	}
+	if res.IsError && e.Error == "" {
+		e.Error = cut(resultText(res), 500)
+	}
+	if err := c.g.audit.Append(context.WithoutCancel(ctx), e); err != nil {
+		c.g.log.Error("audit append failed; withholding result", "tool", e.Tool, "error", err)
+		return mcp.NewToolResultError(fmt.Sprintf("%v: %s ran but its end could not be recorded, so its result is withheld (%v)", errAuditDown, e.Tool, err)), nil
+	}
+	return res, nil
+}
+
+// structured returns a result with v as structuredContent and text as the
+// text content.
+func structured(v any, text string, isError bool) *mcp.CallToolResult {
+	res := mcp.NewToolResultStructured(v, text)
+	res.IsError = isError
+	return res
+}
+
+// jsonText renders v for the text content of tools whose answer is data.
+func jsonText(v any) string {
+	b, _ := json.MarshalIndent(v, "", "  ")
+	return string(b)
+}
+
+func resultText(res *mcp.CallToolResult) string {
+	for _, c := range res.Content {
+		if t, ok := c.(mcp.TextContent); ok {
+			return t.Text
+		}
+	}
+	return ""
+}

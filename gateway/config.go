@@ -1,0 +1,106 @@
+package gateway
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/sandgate/sandgate/sandbox"
+)
+
+// Config is the gateway's whole configuration. cmd/gateway fills it from
+// flags and environment; tests fill it directly.
+type Config struct {
+	// Addr is the listen address, e.g. 127.0.0.1:8080.
+	Addr string
+	// VarDir holds the audit log and the per-sandbox socket directories.
+	VarDir string
+	// Image is the default sandbox image; Images lists the images a
+	// client may ask for in sandbox_create (Image is always allowed).
+	Image  string
+	Images []string
+	// Limits apply to every sandbox; zero fields take sandbox.DefaultLimits.
+	Limits sandbox.Limits
+	// MaxSandboxesPerOwner bounds how many live sandboxes one principal may
+	// hold at once.
+	MaxSandboxesPerOwner int
+	// Categories enables tool categories (files, exec, code, sandbox,
+	// audit); empty means all. DisabledTools removes single tools by name
+	// and EnabledTools, when not empty, keeps only the named tools.
+	Categories    []string
+	EnabledTools  []string
+	DisabledTools []string
+	// AllowedOrigins lists browser origins (scheme://host[:port]) allowed
+	// besides the gateway's own; any other Origin gets 403.
+	AllowedOrigins []string
+}
+
+// WithDefaults returns c with empty fields filled in.
+func (c Config) WithDefaults() Config {
+	if c.Addr == "" {
+		c.Addr = "127.0.0.1:8080"
+	}
+	if c.VarDir == "" {
+		c.VarDir = "var"
+	}
+	if c.Image == "" {
+		c.Image = "sandgate/base:latest"
+	}
+	if !slices.Contains(c.Images, c.Image) {
+		c.Images = append([]string{c.Image}, c.Images...)
+	}
+	if c.MaxSandboxesPerOwner == 0 {
+		c.MaxSandboxesPerOwner = 10
+	}
+	c.Limits = c.Limits.WithDefaults()
+	return c
+}
+
+// Validate reports the first problem with c, in words that say what to
+// change.
+func (c Config) Validate() error {
+	host, _, err := net.SplitHostPort(c.Addr)
+	if err != nil {
+		return fmt.Errorf("listen address %q: %w (want host:port, e.g. 127.0.0.1:8080)", c.Addr, err)
+	}
+	// Until authentication is configured, everyone who can connect is the
+	// one local principal; only loopback keeps that to this machine.
+	if !isLoopback(host) {
+		return fmt.Errorf("listen address %q is not loopback: the gateway has no authentication configured, so it only listens on 127.0.0.1, ::1 or localhost", c.Addr)
+	}
+	if c.VarDir == "" {
+		return errors.New("var directory must not be empty")
+	}
+	for _, cat := range c.Categories {
+		if !slices.Contains(allCategories, cat) {
+			return fmt.Errorf("unknown tool category %q (known: %s)", cat, strings.Join(allCategories, ", "))
+		}
+	}
+	for _, name := range append(slices.Clone(c.EnabledTools), c.DisabledTools...) {
+		if !slices.Contains(allToolNames(), name) {
+			return fmt.Errorf("unknown tool %q (known: %s)", name, strings.Join(allToolNames(), ", "))
+		}
+	}
+	l := c.Limits
+	if l.CPUs <= 0 || l.MemoryBytes < 16<<20 || l.Pids < 8 || l.CallTimeout <= 0 {
+		return fmt.Errorf("limits too small: cpus %.2f, memory %d bytes (min 16 MiB), pids %d (min 8), call timeout %s", l.CPUs, l.MemoryBytes, l.Pids, l.CallTimeout)
+	}
+	return nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// AuditPath is where the audit log lives.
+func (c Config) AuditPath() string { return filepath.Join(c.VarDir, "audit", "audit.jsonl") }
+
+// SocketDir is where per-sandbox socket directories are made.
+func (c Config) SocketDir() string { return filepath.Join(c.VarDir, "sockets") }

@@ -1,0 +1,154 @@
+package gateway_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sandgate/sandgate/gateway/audit"
+)
+
+func contextWithTimeout(t *testing.T, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(t.Context(), d)
+}
+
+// TestSessionsAreIsolated: two sessions get two sandboxes that cannot see
+// each other's files or processes, nor use each other's sandbox_id.
+func TestSessionsAreIsolated(t *testing.T) {
+	t.Parallel()
+	tg := startGateway(t, nil)
+	a, b := legacyClient(t, tg.URL), legacyClient(t, tg.URL)
+	mustOK(t, "write_file", call(t, a, "write_file", map[string]any{"path": "secret.txt", "content": "a's secret"}))
+	mustOK(t, "run_shell", call(t, a, "run_shell", map[string]any{"command": "sleep 777", "background": true}))
+
+	res := call(t, b, "read_file", map[string]any{"path": "secret.txt"})
+	if !res.IsError {
+		t.Fatalf("session b read session a's file: %q", text(res))
+	}
+	r, _ := shell(t, b, "ps -eo args --no-headers; ls -la /workspace /run/sandgate", nil)
+	if strings.Contains(r.Stdout, "sleep 777") || strings.Contains(r.Stdout, "secret") {
+		t.Fatalf("session b sees session a:\n%s", r.Stdout)
+	}
+	infoA := structuredAs[map[string]any](t, mustOK(t, "sandbox_info", call(t, a, "sandbox_info", nil)))
+	infoB := structuredAs[map[string]any](t, mustOK(t, "sandbox_info", call(t, b, "sandbox_info", nil)))
+	if infoA["sandbox_id"] == infoB["sandbox_id"] || infoA["container_id"] == infoB["container_id"] {
+		t.Fatalf("sessions share a sandbox: %v", infoA["sandbox_id"])
+	}
+	res = call(t, b, "read_file", map[string]any{"path": "secret.txt", "sandbox_id": infoA["sandbox_id"]})
+	if !res.IsError || !strings.Contains(text(res), "not found") {
+		t.Fatalf("session b used session a's sandbox_id: %q", text(res))
+	}
+}
+
+// TestDeleteRemovesContainer: DELETE on the session ends it, removes its
+// container, and the session id stops working.
+func TestDeleteRemovesContainer(t *testing.T) {
+	t.Parallel()
+	tg := startGateway(t, nil)
+	c := legacyClient(t, tg.URL)
+	mustOK(t, "run_shell", call(t, c, "run_shell", map[string]any{"command": "true"}))
+	if n := len(tg.containers(t)); n != 1 {
+		t.Fatalf("%d containers, want 1", n)
+	}
+	sid := c.GetSessionId()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodDelete, tg.URL, nil)
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("DELETE status %d", resp.StatusCode)
+	}
+	if n := len(tg.containers(t)); n != 0 {
+		t.Fatalf("%d containers after DELETE, want 0", n)
+	}
+	if _, err := callErr(t.Context(), c, "run_shell", map[string]any{"command": "true"}); err == nil {
+		t.Fatal("a deleted session still accepts calls")
+	}
+}
+
+// TestRestartRemovesOrphans: a gateway that dies without cleanup leaves
+// containers; the next one removes them at start.
+func TestRestartRemovesOrphans(t *testing.T) {
+	t.Parallel()
+	tg := startGateway(t, nil)
+	c := legacyClient(t, tg.URL)
+	mustOK(t, "run_shell", call(t, c, "run_shell", map[string]any{"command": "true"}))
+	tg.crash()
+	if n := len(tg.containers(t)); n != 1 {
+		t.Fatalf("%d containers after crash, want the 1 orphan", n)
+	}
+	tg2 := restart(t, tg)
+	if n := len(tg2.containers(t)); n != 0 {
+		t.Fatalf("%d containers after restart, want 0", n)
+	}
+	rep, err := audit.VerifyFile(tg2.AuditPath)
+	if err != nil || !rep.OK() {
+		t.Fatalf("audit log after crash and restart: %+v %v", rep, err)
+	}
+}
+
+// TestAuditChain: every tool call leaves start and end records with the
+// outcome; the chain verifies, and editing one record breaks it there.
+func TestAuditChain(t *testing.T) {
+	t.Parallel()
+	tg := startGateway(t, nil)
+	c := legacyClient(t, tg.URL)
+	mustOK(t, "run_shell", call(t, c, "run_shell", map[string]any{"command": "printf 'leak%s\\n' 4242; exit 0"}))
+	call(t, c, "run_shell", map[string]any{"command": "exit 7"})
+	logRes := structuredAs[map[string][]audit.Event](t, mustOK(t, "audit_log", call(t, c, "audit_log", map[string]any{"limit": 10})))
+	if len(logRes["records"]) == 0 {
+		t.Fatal("audit_log returned nothing")
+	}
+
+	events := auditRecords(t, tg.AuditPath)
+	var ends []audit.Event
+	kinds := map[audit.Kind]int{}
+	for _, e := range events {
+		kinds[e.Kind]++
+		if e.Kind == audit.KindToolEnd && e.Tool == "run_shell" {
+			ends = append(ends, e)
+		}
+	}
+	if kinds[audit.KindSessionStart] != 1 || kinds[audit.KindSandboxCreate] != 1 || kinds[audit.KindToolStart] < 3 {
+		t.Fatalf("record kinds %v", kinds)
+	}
+	if len(ends) != 2 || *ends[0].ExitCode != 0 || ends[0].Outcome != "ok" || *ends[1].ExitCode != 7 || ends[1].Outcome != "error" {
+		t.Fatalf("run_shell end records: %+v", ends)
+	}
+	if ends[0].Summary["command"] == "" || ends[0].SandboxID == "" || ends[0].ContainerID == "" || !strings.HasPrefix(ends[0].ArgsDigest, "sha256:") {
+		t.Fatalf("end record lacks detail: %+v", ends[0])
+	}
+	raw, _ := readFile(tg.AuditPath)
+	if strings.Contains(raw, "leak4242") {
+		t.Fatal("tool output leaked into the audit log")
+	}
+
+	rep, err := audit.VerifyFile(tg.AuditPath)
+	if err != nil || !rep.OK() {
+		t.Fatalf("verify: %+v %v", rep, err)
+	}
+	lines := strings.Split(raw, "\n")
+	target := -1
+	for i, l := range lines {
+		if strings.Contains(l, `"kind":"tool.end"`) && strings.Contains(l, `"outcome":"ok"`) {
+			target = i
+			break
+		}
+	}
+	if target < 0 {
+		t.Fatal("no successful tool.end record to tamper with")
+	}
+	lines[target] = strings.Replace(lines[target], `"outcome":"ok"`, `"outcome":"error"`, 1)
+	tampered := t.TempDir() + "/tampered.jsonl"
+	writeFile(t, tampered, strings.Join(lines, "\n"))
+	rep, err = audit.VerifyFile(tampered)
+	if err != nil || rep.OK() || rep.FirstBroken != target+1 {
+		t.Fatalf("tampered log: %+v %v (want first broken line %d)", rep, err, target+1)
+	}
+}

@@ -1,0 +1,34 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/sandgate/sandgate/runner/protocol"
+	"github.com/sandgate/sandgate/sandbox"
+)
+
+// errorResult maps an error to the isError result a user sees. This is the
+// one place where error categories become words.
+func (c *call) errorResult(err error) *mcp.CallToolResult {
+	var pe *protocol.Error
+	msg := err.Error()
+	switch {
+	case errors.Is(err, sandbox.ErrNotFound):
+		msg = "sandbox not found: it does not exist, was destroyed, or belongs to someone else. Omit sandbox_id to use your session's sandbox, or call sandbox_create."
+	case errors.Is(err, sandbox.ErrUnavailable):
+		msg = "the sandbox backend is unavailable (" + msg + "); try again shortly or ask the operator to check the Docker engine"
+	case errors.Is(err, context.DeadlineExceeded):
+		msg = "the call ran out of time: " + msg
+	case errors.As(err, &pe) && pe.Code == protocol.CodeUnavailable:
+		msg = fmt.Sprintf("lost the connection to the sandbox (%s); if it persists the sandbox has died: destroy it with sandbox_destroy or start a new session", pe.Message)
+	}
+	c.end.Outcome = "error"
+	c.end.Error = cut(msg, 500)
+	return mcp.NewToolResultError(msg)
+}
+
+func isNotFound(err error) bool { return errors.Is(err, sandbox.ErrNotFound) }

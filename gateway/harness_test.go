@@ -1,0 +1,263 @@
+package gateway_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/sandgate/sandgate/gateway"
+	"github.com/sandgate/sandgate/gateway/audit"
+	"github.com/sandgate/sandgate/sandbox"
+	"github.com/sandgate/sandgate/sandbox/docker"
+	"github.com/sandgate/sandgate/sandbox/sandboxtest"
+)
+
+const testImage = "sandgate/base:latest"
+
+// testGateway is a real gateway on a loopback port, backed by the real
+// Docker engine, with its own instance label so parallel tests never
+// touch each other's containers.
+type testGateway struct {
+	URL       string
+	Instance  string
+	VarDir    string
+	AuditPath string
+	Provider  *docker.Provider
+	gw        *gateway.Server
+	srv       *httptest.Server
+	store     *audit.FileSink
+	closeOnce sync.Once
+}
+
+// startGateway starts a gateway; mutate adjusts its config.
+func startGateway(t *testing.T, mutate func(*gateway.Config)) *testGateway {
+	t.Helper()
+	sandboxtest.RequireImage(t, testImage)
+	runner := sandboxtest.RunnerBinary(t)
+	// A short var dir keeps socket paths under the 108-byte unix limit.
+	varDir, err := os.MkdirTemp("", "sg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(varDir) })
+	tg := &testGateway{Instance: "t" + randHex(6), VarDir: varDir}
+	tg.start(t, runner, mutate)
+	t.Cleanup(func() { tg.Close() })
+	return tg
+}
+
+func (tg *testGateway) start(t *testing.T, runner string, mutate func(*gateway.Config)) {
+	t.Helper()
+	ctx := t.Context()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if testing.Verbose() {
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	cfg := gateway.Config{Addr: "127.0.0.1:0", VarDir: tg.VarDir, Image: testImage,
+		Limits: sandbox.Limits{MemoryBytes: 256 << 20, Pids: 128, CallTimeout: 30 * time.Second}}
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	cfg = cfg.WithDefaults()
+	tg.AuditPath = cfg.AuditPath()
+	var err error
+	if tg.store, err = audit.OpenFile(tg.AuditPath); err != nil {
+		t.Fatal(err)
+	}
+	tg.Provider, err = docker.New(ctx, docker.Config{RunnerPath: runner, SocketDir: cfg.SocketDir(), Image: cfg.Image, Instance: tg.Instance}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tg.gw, err = gateway.New(ctx, cfg, tg.Provider, tg.store, log); err != nil {
+		t.Fatal(err)
+	}
+	tg.srv = httptest.NewServer(tg.gw.Handler())
+	tg.URL = tg.srv.URL + "/mcp"
+}
+
+// Close shuts the gateway down the graceful way.
+func (tg *testGateway) Close() {
+	tg.closeOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		tg.srv.Close()
+		tg.gw.Close(ctx)
+		tg.store.Close()
+	})
+}
+
+// crash abandons the gateway without any cleanup, as SIGKILL would: its
+// containers stay behind.
+func (tg *testGateway) crash() {
+	tg.closeOnce.Do(func() {
+		tg.srv.CloseClientConnections()
+		tg.srv.Close()
+		tg.store.Close()
+	})
+}
+
+// containers lists this test gateway's live sandboxes.
+func (tg *testGateway) containers(t *testing.T) []sandbox.Info {
+	t.Helper()
+	infos, err := tg.Provider.List(t.Context(), sandbox.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return infos
+}
+
+// legacyClient connects a 2025-11-25 client (one sandbox per Mcp-Session-Id).
+func legacyClient(t *testing.T, url string) *client.Client {
+	t.Helper()
+	return connect(t, url, client.WithProtocolVersion("2025-11-25"))
+}
+
+// modernClient connects a sessionless 2026-07-28 client.
+func modernClient(t *testing.T, url string) *client.Client {
+	t.Helper()
+	return connect(t, url)
+}
+
+func connect(t *testing.T, url string, opts ...client.ClientOption) *client.Client {
+	t.Helper()
+	tr, err := transport.NewStreamableHTTP(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client.NewClient(tr, opts...)
+	ctx := t.Context()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	req := mcp.InitializeRequest{}
+	req.Params.ClientInfo = mcp.Implementation{Name: "sandgate-test", Version: "1"}
+	if _, err := c.Initialize(ctx, req); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// call invokes a tool and fails the test on a protocol error.
+func call(t *testing.T, c *client.Client, tool string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := callErr(t.Context(), c, tool, args)
+	if err != nil {
+		t.Fatalf("%s: %v", tool, err)
+	}
+	return res
+}
+
+func callErr(ctx context.Context, c *client.Client, tool string, args map[string]any) (*mcp.CallToolResult, error) {
+	req := mcp.CallToolRequest{}
+	req.Params.Name = tool
+	req.Params.Arguments = args
+	return c.CallTool(ctx, req)
+}
+
+// mustOK fails unless res is a success, and returns it.
+func mustOK(t *testing.T, tool string, res *mcp.CallToolResult) *mcp.CallToolResult {
+	t.Helper()
+	if res.IsError {
+		t.Fatalf("%s: unexpected isError: %s", tool, text(res))
+	}
+	return res
+}
+
+func text(res *mcp.CallToolResult) string {
+	for _, c := range res.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			return tc.Text
+		}
+	}
+	return ""
+}
+
+// structuredAs decodes a result's structuredContent into T.
+func structuredAs[T any](t *testing.T, res *mcp.CallToolResult) T {
+	t.Helper()
+	var v T
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("decode structuredContent %s: %v", b, err)
+	}
+	return v
+}
+
+// execResult mirrors run_shell's structuredContent as documented.
+type execResult struct {
+	ExitCode        int    `json:"exit_code"`
+	Signal          string `json:"signal"`
+	Stdout          string `json:"stdout"`
+	Stderr          string `json:"stderr"`
+	StdoutTruncated bool   `json:"stdout_truncated"`
+	StderrTruncated bool   `json:"stderr_truncated"`
+	TimedOut        bool   `json:"timed_out"`
+	OOMKilled       bool   `json:"oom_killed"`
+	DurationMs      int64  `json:"duration_ms"`
+	CPUMs           int64  `json:"cpu_ms"`
+	MemoryPeakBytes int64  `json:"memory_peak_bytes"`
+	Message         string `json:"message"`
+	ProcessID       string `json:"process_id"`
+}
+
+func shell(t *testing.T, c *client.Client, command string, extra map[string]any) (execResult, *mcp.CallToolResult) {
+	t.Helper()
+	args := map[string]any{"command": command}
+	for k, v := range extra {
+		args[k] = v
+	}
+	res := call(t, c, "run_shell", args)
+	return structuredAs[execResult](t, res), res
+}
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// auditRecords reads every record of the audit log.
+func auditRecords(t *testing.T, path string) []audit.Event {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []audit.Event
+	dec := json.NewDecoder(bytes.NewReader(b))
+	for dec.More() {
+		var e audit.Event
+		if err := dec.Decode(&e); err != nil {
+			t.Fatalf("decode audit record: %v", err)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// restart starts a new gateway on the same var dir and instance as old,
+// as a restarted process would.
+func restart(t *testing.T, old *testGateway) *testGateway {
+	t.Helper()
+	tg := &testGateway{Instance: old.Instance, VarDir: old.VarDir}
+	tg.start(t, sandboxtest.RunnerBinary(t), nil)
+	t.Cleanup(func() { tg.Close() })
+	return tg
+}

@@ -1,0 +1,196 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/sandgate/sandgate/gateway/audit"
+	"github.com/sandgate/sandgate/sandbox"
+)
+
+var (
+	errSandboxGone = errors.New("the sandbox was destroyed; create a new one with sandbox_create, or start a new MCP session")
+	errNoSandbox   = errors.New("this request has no MCP session and no sandbox_id: call sandbox_create and pass the sandbox_id it returns to every tool")
+	errQuota       = errors.New("sandbox quota reached")
+)
+
+// sandboxes owns every box this gateway manages.
+type sandboxes struct {
+	provider sandbox.Provider
+	cfg      Config
+	audit    audit.Sink
+	log      *slog.Logger
+
+	mu        sync.Mutex
+	byID      map[string]*box
+	bySession map[string]*box            // the session's default sandbox
+	creating  map[string]chan struct{}   // session → closed when its first create finishes
+}
+
+func newSandboxes(p sandbox.Provider, cfg Config, sink audit.Sink, log *slog.Logger) *sandboxes {
+	return &sandboxes{provider: p, cfg: cfg, audit: sink, log: log,
+		byID: map[string]*box{}, bySession: map[string]*box{}, creating: map[string]chan struct{}{}}
+}
+
+// forSession returns the session's sandbox, creating it on first use.
+// Concurrent first calls of one session wait for a single creation.
+func (m *sandboxes) forSession(ctx context.Context, p Principal, session string) (*box, error) {
+	for {
+		m.mu.Lock()
+		if b := m.bySession[session]; b != nil {
+			m.mu.Unlock()
+			if b.owner != p.Digest() {
+				return nil, sandbox.ErrNotFound
+			}
+			return b, nil
+		}
+		wait, busy := m.creating[session]
+		if !busy {
+			done := make(chan struct{})
+			m.creating[session] = done
+			m.mu.Unlock()
+			b, err := m.create(ctx, p, session, m.cfg.Image)
+			m.mu.Lock()
+			delete(m.creating, session)
+			if err == nil {
+				m.bySession[session] = b
+			}
+			m.mu.Unlock()
+			close(done)
+			return b, err
+		}
+		m.mu.Unlock()
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// get returns the sandbox id if p owns it and, for a sandbox bound to a
+// legacy session, the call comes from that session. Anyone else gets
+// ErrNotFound and learns nothing about whether it exists.
+func (m *sandboxes) get(p Principal, session, id string) (*box, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	b := m.byID[id]
+	if b == nil || b.owner != p.Digest() || b.session != "" && b.session != session {
+		return nil, fmt.Errorf("sandbox %q: %w", id, sandbox.ErrNotFound)
+	}
+	return b, nil
+}
+
+// create starts a sandbox for p and records it.
+func (m *sandboxes) create(ctx context.Context, p Principal, session, image string) (*box, error) {
+	if n := m.countOwned(p.Digest()); n >= m.cfg.MaxSandboxesPerOwner {
+		return nil, fmt.Errorf("%w: you hold %d live sandboxes (limit %d); destroy one with sandbox_destroy first", errQuota, n, m.cfg.MaxSandboxesPerOwner)
+	}
+	now := time.Now()
+	spec := sandbox.Spec{Image: image, Limits: m.cfg.Limits, Owner: p.Digest(), Session: session, ExpiresAt: now.Add(m.cfg.Limits.MaxLifetime)}
+	sb, err := m.provider.Create(ctx, spec)
+	ev := &audit.Event{Kind: audit.KindSandboxCreate, Principal: p.audit(), Session: session,
+		Summary: map[string]string{"image": image}, Outcome: "ok", DurationMs: time.Since(now).Milliseconds()}
+	if err != nil {
+		ev.Outcome, ev.Error = "error", err.Error()
+		m.appendAudit(ctx, ev)
+		return nil, err
+	}
+	ev.SandboxID, ev.ContainerID = sb.ID(), sb.Info().ContainerID
+	b := &box{sb: sb, owner: p.Digest(), session: session, expires: spec.ExpiresAt}
+	b.touch()
+	if err := m.audit.Append(ctx, ev); err != nil {
+		// Nothing may run unaudited: without its create record the
+		// sandbox must not exist either.
+		_ = sb.Destroy(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("%w: %v", errAuditDown, err)
+	}
+	m.mu.Lock()
+	m.byID[b.id()] = b
+	m.mu.Unlock()
+	m.log.Info("sandbox created", "sandbox_id", b.id(), "session_id", session, "image", image, "duration_ms", ev.DurationMs)
+	return b, nil
+}
+
+func (m *sandboxes) countOwned(owner string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, b := range m.byID {
+		if b.owner == owner {
+			n++
+		}
+	}
+	return n
+}
+
+// destroy removes b for reason ("sandbox_destroy", "session ended", "idle",
+// "max lifetime", "shutdown"). It runs under its own timeout so a cancelled
+// request cannot leave a container behind.
+func (m *sandboxes) destroy(ctx context.Context, b *box, p Principal, reason string) error {
+	m.mu.Lock()
+	if m.byID[b.id()] != b {
+		m.mu.Unlock()
+		return nil // someone else already destroyed it
+	}
+	delete(m.byID, b.id())
+	if b.session != "" && m.bySession[b.session] == b {
+		delete(m.bySession, b.session)
+	}
+	m.mu.Unlock()
+	b.markGone()
+
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	err := b.sb.Destroy(ctx)
+	if errors.Is(err, sandbox.ErrNotFound) {
+		err = nil // removed from outside; the end state is what we wanted
+	}
+	ev := &audit.Event{Kind: audit.KindSandboxDestroy, Principal: p.audit(), Session: b.session, SandboxID: b.id(),
+		ContainerID: b.sb.Info().ContainerID, Summary: map[string]string{"reason": reason}, Outcome: "ok", DurationMs: time.Since(start).Milliseconds()}
+	if err != nil {
+		ev.Outcome, ev.Error = "error", err.Error()
+	}
+	m.appendAudit(ctx, ev)
+	m.log.Info("sandbox destroyed", "sandbox_id", b.id(), "session_id", b.session, "reason", reason, "error", err)
+	return err
+}
+
+// endSession destroys every sandbox bound to session.
+func (m *sandboxes) endSession(ctx context.Context, session, reason string) {
+	for _, b := range m.matching(func(b *box) bool { return b.session == session }) {
+		_ = m.destroy(ctx, b, ownerOnly(b), reason)
+	}
+}
+
+// matching returns the boxes for which keep is true.
+func (m *sandboxes) matching(keep func(*box) bool) []*box {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []*box
+	for _, b := range m.byID {
+		if keep(b) {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// appendAudit records an event whose failure cannot be undone (a destroy
+// already happened); it is logged for the operator.
+func (m *sandboxes) appendAudit(ctx context.Context, ev *audit.Event) {
+	if err := m.audit.Append(context.WithoutCancel(ctx), ev); err != nil {
+		m.log.Error("audit append failed", "kind", ev.Kind, "sandbox_id", ev.SandboxID, "error", err)
+	}
+}
+
+// ownerOnly is the principal recorded for actions the gateway takes on its
+// own (idle expiry, shutdown): only the owner digest is known then.
+func ownerOnly(b *box) Principal {
+	return Principal{Issuer: "sandgate", Subject: "owner:" + b.owner}
+}

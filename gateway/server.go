@@ -1,0 +1,137 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/sandgate/sandgate/gateway/audit"
+	"github.com/sandgate/sandgate/sandbox"
+)
+
+// AuditStore is what the gateway needs from the audit log: appending
+// records and reading a principal's own back.
+type AuditStore interface {
+	audit.Sink
+	Query(ctx context.Context, q audit.Query) ([]audit.Event, error)
+}
+
+// Version is reported to MCP clients in serverInfo.
+const Version = "0.1.0"
+
+// Server is the gateway: MCP over Streamable HTTP plus the session and
+// sandbox bookkeeping behind it.
+type Server struct {
+	cfg      Config
+	log      *slog.Logger
+	audit    AuditStore
+	boxes    *sandboxes
+	sessions *sessions
+	mcp      *server.MCPServer
+	http     *server.StreamableHTTPServer
+	ready    atomic.Bool
+	stop     context.CancelFunc
+}
+
+// New builds a gateway on provider p writing audit records to store. It
+// removes orphaned containers before returning, so a returned Server can
+// serve at once.
+func New(ctx context.Context, cfg Config, p sandbox.Provider, store AuditStore, log *slog.Logger) (*Server, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	g := &Server{cfg: cfg, log: log, audit: store}
+	g.boxes = newSandboxes(p, cfg, store, log)
+	g.sessions = newSessions(g.onSessionEnd)
+	if err := g.boxes.reconcile(ctx); err != nil {
+		return nil, fmt.Errorf("reconcile sandboxes at start: %w", err)
+	}
+
+	g.mcp = server.NewMCPServer("sandgate", Version,
+		server.WithToolCapabilities(false),
+		server.WithLogging(),
+		server.WithRecovery(),
+		server.WithInputSchemaValidation(),
+		server.WithInstructions("Each MCP session gets its own sandbox: a Linux container with no network, a writable /workspace and resource limits. Sessionless clients call sandbox_create and pass sandbox_id."),
+	)
+	for _, d := range enabledTools(cfg) {
+		g.mcp.AddTool(d.tool, g.handler(d))
+	}
+	g.http = server.NewStreamableHTTPServer(g.mcp,
+		server.WithEndpointPath("/mcp"),
+		server.WithSessionIdManager(g.sessions),
+		// mcp-go's own sweep runs a minute after ours so that ours ends the
+		// session (with the right audit reason) and mcp-go then frees its
+		// transport state.
+		server.WithSessionIdleTTL(cfg.Limits.IdleTTL+time.Minute),
+		server.WithStreamableHTTPLogger(log),
+	)
+
+	sweepCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	g.stop = cancel
+	go g.sweepLoop(sweepCtx)
+	g.ready.Store(true)
+	return g, nil
+}
+
+// Handler returns the gateway's HTTP handler: /mcp and /healthz.
+func (g *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", g.mcpMiddleware(g.http))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		if !g.ready.Load() {
+			http.Error(w, "starting", http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain")
+		fmt.Fprintln(w, "ok")
+	})
+	return mux
+}
+
+// onSessionEnd is called once per legacy session when it ends, for any reason.
+func (g *Server) onSessionEnd(id, reason string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	g.boxes.endSession(ctx, id, reason)
+	ev := &audit.Event{Kind: audit.KindSessionEnd, Session: id, Summary: map[string]string{"reason": reason}, Outcome: "ok"}
+	if err := g.audit.Append(ctx, ev); err != nil {
+		g.log.Error("audit append failed", "kind", ev.Kind, "session_id", id, "error", err)
+	}
+	g.log.Info("session ended", "session_id", id, "reason", reason)
+}
+
+func (g *Server) sweepLoop(ctx context.Context) {
+	interval := min(g.cfg.Limits.IdleTTL/4, 30*time.Second)
+	t := time.NewTicker(max(interval, time.Second))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			for id, reason := range g.sessions.expired(now, g.cfg.Limits.IdleTTL, g.cfg.Limits.MaxLifetime) {
+				g.sessions.end(id, reason)
+			}
+			g.boxes.sweep(ctx, now, g.sessions.end)
+		}
+	}
+}
+
+// Close ends every session and removes every sandbox. It does not close
+// the audit store, which belongs to the caller.
+func (g *Server) Close(ctx context.Context) {
+	g.ready.Store(false)
+	g.stop()
+	for _, id := range g.sessions.all() {
+		g.sessions.end(id, "shutdown")
+	}
+	g.boxes.closeAll(ctx)
+	_ = g.http.Shutdown(ctx)
+}

@@ -1,0 +1,125 @@
+package gateway
+
+import (
+	"context"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/sandgate/sandgate/runner/protocol"
+)
+
+// output collects a call's stdout and stderr as the runner streams them and
+// forwards each chunk to the client while the call runs: as a progress
+// notification when the client sent a progressToken, and as a log
+// notification (logger "stdout"/"stderr") when its log level admits info.
+//
+// Memory is bounded by the runner's per-stream cap: bytes beyond it are
+// never sent, only counted and flagged.
+type output struct {
+	ctx    context.Context
+	srv    *server.MCPServer
+	token  mcp.ProgressToken
+	stdout strings.Builder
+	stderr strings.Builder
+	sent   int
+	// pending holds a chunk's incomplete trailing UTF-8 sequence per
+	// stream, so a character split across chunks is not mangled.
+	pending [2][]byte
+}
+
+func newOutput(ctx context.Context, req mcp.CallToolRequest) *output {
+	o := &output{ctx: ctx, srv: server.ServerFromContext(ctx)}
+	if req.Params.Meta != nil {
+		o.token = req.Params.Meta.ProgressToken
+	}
+	return o
+}
+
+// event handles one non-terminal runner event.
+func (o *output) event(ev protocol.Event) {
+	var stream int
+	switch ev.Type {
+	case protocol.EventStdout:
+		stream = 0
+	case protocol.EventStderr:
+		stream = 1
+	default:
+		return
+	}
+	text := o.decode(stream, ev.Data)
+	if text == "" {
+		return
+	}
+	if stream == 0 {
+		o.stdout.WriteString(text)
+	} else {
+		o.stderr.WriteString(text)
+	}
+	o.notify(stream, text)
+}
+
+// decode turns a chunk into valid UTF-8, carrying an incomplete trailing
+// sequence over to the next chunk; invalid bytes become U+FFFD.
+func (o *output) decode(stream int, data []byte) string {
+	buf := append(o.pending[stream], data...)
+	o.pending[stream] = nil
+	if n := incompleteTail(buf); n > 0 {
+		o.pending[stream] = append([]byte(nil), buf[len(buf)-n:]...)
+		buf = buf[:len(buf)-n]
+	}
+	return strings.ToValidUTF8(string(buf), "\uFFFD")
+}
+
+// incompleteTail returns how many trailing bytes of b start a UTF-8
+// sequence that is not complete yet.
+func incompleteTail(b []byte) int {
+	for i := 1; i <= 3 && i <= len(b); i++ {
+		c := b[len(b)-i]
+		if c < 0x80 {
+			return 0
+		}
+		if utf8.RuneStart(c) {
+			if !utf8.FullRune(b[len(b)-i:]) {
+				return i
+			}
+			return 0
+		}
+	}
+	return 0
+}
+
+func (o *output) notify(stream int, text string) {
+	if o.srv == nil {
+		return
+	}
+	logger := "stdout"
+	if stream == 1 {
+		logger = "stderr"
+	}
+	o.sent += len(text)
+	if o.token != nil {
+		_ = o.srv.SendNotificationToClient(o.ctx, "notifications/progress", map[string]any{
+			"progressToken": o.token, "progress": o.sent, "message": text,
+		})
+	}
+	_ = o.srv.SendLogMessageToClient(o.ctx, mcp.NewLoggingMessageNotification(mcp.LoggingLevelInfo, logger, text))
+}
+
+// flush appends whatever incomplete sequences remain at the end.
+func (o *output) flush() {
+	for stream, rest := range o.pending {
+		if len(rest) == 0 {
+			continue
+		}
+		text := strings.ToValidUTF8(string(rest), "\uFFFD")
+		if stream == 0 {
+			o.stdout.WriteString(text)
+		} else {
+			o.stderr.WriteString(text)
+		}
+		o.pending[stream] = nil
+	}
+}

@@ -1,0 +1,92 @@
+package gateway
+
+import (
+	"context"
+	"slices"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// Tool categories, the unit a deployment enables or disables.
+const (
+	catFiles   = "files"
+	catExec    = "exec"
+	catCode    = "code"
+	catSandbox = "sandbox"
+	catAudit   = "audit"
+)
+
+var allCategories = []string{catFiles, catExec, catCode, catSandbox, catAudit}
+
+// toolDef is one MCP tool: its schema and how to run it.
+type toolDef struct {
+	category string
+	tool     mcp.Tool
+	// needsBox: the call runs in a sandbox, resolved from sandbox_id or the
+	// session before run is called.
+	needsBox bool
+	// summary returns the redacted audit summary of the arguments: paths,
+	// a cut command, a language; never contents, stdin or env values.
+	summary func(args map[string]any) map[string]string
+	run     func(ctx context.Context, c *call) (*mcp.CallToolResult, error)
+}
+
+// toolDefs lists every tool the gateway knows, in tools/list order.
+func toolDefs() []toolDef {
+	var defs []toolDef
+	defs = append(defs, fileTools()...)
+	defs = append(defs, execTools()...)
+	defs = append(defs, codeTools()...)
+	defs = append(defs, sandboxTools()...)
+	defs = append(defs, auditTools()...)
+	return defs
+}
+
+func allToolNames() []string {
+	var names []string
+	for _, d := range toolDefs() {
+		names = append(names, d.tool.Name)
+	}
+	return names
+}
+
+// enabledTools applies the configuration's category and name filters.
+func enabledTools(cfg Config) []toolDef {
+	var out []toolDef
+	for _, d := range toolDefs() {
+		if len(cfg.Categories) > 0 && !slices.Contains(cfg.Categories, d.category) {
+			continue
+		}
+		if len(cfg.EnabledTools) > 0 && !slices.Contains(cfg.EnabledTools, d.tool.Name) {
+			continue
+		}
+		if slices.Contains(cfg.DisabledTools, d.tool.Name) {
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// sandboxIDDoc documents the sandbox_id argument every sandbox tool takes.
+const sandboxIDDoc = "Sandbox to use, as returned by sandbox_create. Omit it in an MCP session to use the session's own sandbox (created on first use)."
+
+// summarize picks the named string arguments, cut to 200 bytes.
+func summarize(keys ...string) func(map[string]any) map[string]string {
+	return func(args map[string]any) map[string]string {
+		out := map[string]string{}
+		for _, k := range keys {
+			if v, ok := args[k].(string); ok {
+				out[k] = cut(v, 200)
+			}
+		}
+		return out
+	}
+}
+
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

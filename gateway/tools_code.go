@@ -1,0 +1,50 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/sandgate/sandgate/runner/protocol"
+)
+
+type runCodeArgs struct {
+	Language  string            `json:"language" jsonschema:"python, node or bash."`
+	Code      string            `json:"code" jsonschema:"The program to run."`
+	Timeout   float64           `json:"timeout,omitempty" jsonschema:"Seconds before the program and everything it started are killed (default and maximum: the call timeout)."`
+	Stdin     string            `json:"stdin,omitempty" jsonschema:"Text for standard input."`
+	Env       map[string]string `json:"env,omitempty" jsonschema:"Extra environment variables."`
+	Cwd       string            `json:"cwd,omitempty" jsonschema:"Working directory (default /workspace)."`
+	SandboxID string            `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it in an MCP session to use the session's own sandbox."`
+}
+
+var codeLanguages = []string{"python", "node", "bash"}
+
+func codeTools() []toolDef {
+	return []toolDef{
+		{category: catCode, needsBox: true, summary: summarize("language"), run: runCode,
+			tool: mcp.NewTool("run_code", mcp.WithInputSchema[runCodeArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false),
+				mcp.WithDescription("Run a snippet of python, node or bash in the sandbox, with the same streaming, limits and result as run_shell."))},
+	}
+}
+
+func runCode(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
+	a, err := bind[runCodeArgs](c)
+	if err != nil {
+		return nil, err
+	}
+	known := false
+	for _, l := range codeLanguages {
+		known = known || l == a.Language
+	}
+	if !known {
+		return nil, fmt.Errorf("language %q is not supported; use one of %v", a.Language, codeLanguages)
+	}
+	timeout, err := c.timeoutMs(a.Timeout)
+	if err != nil {
+		return nil, err
+	}
+	req := protocol.CodeRequest{Language: a.Language, Code: a.Code, Cwd: a.Cwd, Env: a.Env, Stdin: []byte(a.Stdin), TimeoutMs: timeout}
+	return c.stream(ctx, protocol.OpCode, req, timeout)
+}

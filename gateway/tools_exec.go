@@ -1,0 +1,166 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/sandgate/sandgate/runner/protocol"
+)
+
+type runShellArgs struct {
+	Command    string            `json:"command" jsonschema:"Shell command, run by /bin/sh -c."`
+	Cwd        string            `json:"cwd,omitempty" jsonschema:"Working directory (default /workspace)."`
+	Env        map[string]string `json:"env,omitempty" jsonschema:"Extra environment variables."`
+	Stdin      string            `json:"stdin,omitempty" jsonschema:"Text to feed to the command's standard input."`
+	Timeout    float64           `json:"timeout,omitempty" jsonschema:"Seconds before the command and everything it started are killed (default and maximum: the sandbox's call timeout, 60 s unless configured)."`
+	Background bool              `json:"background,omitempty" jsonschema:"Start the command in the background and return a process_id at once; read its output with process_output and stop it with process_kill."`
+	SandboxID  string            `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it in an MCP session to use the session's own sandbox."`
+}
+
+// execOutput is the structuredContent of run_shell and run_code.
+type execOutput struct {
+	ExitCode        int    `json:"exit_code"`
+	Signal          string `json:"signal,omitempty"`
+	Stdout          string `json:"stdout"`
+	Stderr          string `json:"stderr"`
+	StdoutTruncated bool   `json:"stdout_truncated"`
+	StderrTruncated bool   `json:"stderr_truncated"`
+	TimedOut        bool   `json:"timed_out"`
+	OOMKilled       bool   `json:"oom_killed"`
+	Canceled        bool   `json:"canceled,omitempty"`
+	DurationMs      int64  `json:"duration_ms"`
+	CPUMs           int64  `json:"cpu_ms"`
+	MemoryPeakBytes int64  `json:"memory_peak_bytes"`
+	Message         string `json:"message,omitempty"`
+	ProcessID       string `json:"process_id,omitempty"`
+}
+
+func execTools() []toolDef {
+	return append([]toolDef{
+		{category: catExec, needsBox: true, summary: summarize("command", "cwd"), run: runShell,
+			tool: mcp.NewTool("run_shell", mcp.WithInputSchema[runShellArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false),
+				mcp.WithDescription("Run a shell command in the sandbox (no network). Output streams as progress/log notifications while it runs; the result carries exit code, capped stdout/stderr (1 MiB each), duration, CPU time and memory peak. isError is set when the command exits non-zero, times out, is killed or runs out of memory. When the command exits, everything it started is killed; use background for servers."))},
+	}, processTools()...)
+}
+
+// timeoutMs converts the timeout argument, refusing nonsense rather than
+// guessing.
+func (c *call) timeoutMs(seconds float64) (int64, error) {
+	limit := c.g.cfg.Limits.CallTimeout
+	if seconds < 0 {
+		return 0, fmt.Errorf("timeout %v is negative; give seconds, e.g. 30", seconds)
+	}
+	d := time.Duration(seconds * float64(time.Second))
+	if d == 0 || d > limit {
+		d = limit
+	}
+	return d.Milliseconds(), nil
+}
+
+func runShell(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
+	a, err := bind[runShellArgs](c)
+	if err != nil {
+		return nil, err
+	}
+	req := protocol.ExecRequest{Command: a.Command, Cwd: a.Cwd, Env: a.Env, Stdin: []byte(a.Stdin)}
+	if strings.TrimSpace(a.Command) == "" {
+		return nil, fmt.Errorf("command is empty; pass the shell command to run")
+	}
+	if a.Background {
+		if a.Timeout > 0 {
+			req.TimeoutMs = int64(a.Timeout * 1000)
+		}
+		var info protocol.ProcessInfo
+		if err := c.runner.Call(ctx, protocol.OpProcessStart, req, &info); err != nil {
+			return nil, err
+		}
+		return structured(execOutput{ProcessID: info.ID, ExitCode: 0}, fmt.Sprintf("started %s (pid %d) in the background; read its output with process_output {process_id: %q}", info.ID, info.Pid, info.ID), false), nil
+	}
+	if req.TimeoutMs, err = c.timeoutMs(a.Timeout); err != nil {
+		return nil, err
+	}
+	return c.stream(ctx, protocol.OpExec, req, req.TimeoutMs)
+}
+
+// stream runs a streaming runner operation (exec or code) and builds the
+// result from its output and final status.
+func (c *call) stream(ctx context.Context, op protocol.Op, params any, timeoutMs int64) (*mcp.CallToolResult, error) {
+	// Backstop: the runner enforces the timeout; this bounds the wait if
+	// the runner itself stops answering.
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(timeoutMs)*time.Millisecond+30*time.Second)
+	defer cancel()
+	out := newOutput(ctx, c.req)
+	raw, err := c.runner.Stream(ctx, op, params, out.event)
+	out.flush()
+	if err != nil {
+		return nil, err
+	}
+	var r protocol.ExecResult
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, fmt.Errorf("decode %s result: %w", op, err)
+	}
+	o := execOutput{ExitCode: r.ExitCode, Signal: r.Signal, Stdout: out.stdout.String(), Stderr: out.stderr.String(),
+		StdoutTruncated: r.StdoutTruncated, StderrTruncated: r.StderrTruncated, TimedOut: r.TimedOut, OOMKilled: r.OOMKilled,
+		Canceled: r.Canceled, DurationMs: r.DurationMs, CPUMs: r.CPUMs, MemoryPeakBytes: r.MemoryPeakBytes, Message: r.Message}
+	c.recordExec(o)
+	failed := o.ExitCode != 0 || o.TimedOut || o.OOMKilled || o.Canceled || o.Signal != ""
+	return structured(o, execText(o), failed), nil
+}
+
+// recordExec copies the outcome into the tool.end audit record.
+func (c *call) recordExec(o execOutput) {
+	e := c.end
+	code := o.ExitCode
+	e.ExitCode, e.CPUMs, e.MemoryPeakBytes, e.OOMKilled, e.TimedOut = &code, o.CPUMs, o.MemoryPeakBytes, o.OOMKilled, o.TimedOut
+	switch {
+	case o.OOMKilled:
+		e.Outcome = "oom"
+	case o.TimedOut:
+		e.Outcome = "timeout"
+	case o.Canceled:
+		e.Outcome = "canceled"
+	case o.ExitCode != 0 || o.Signal != "":
+		e.Outcome = "error"
+	default:
+		e.Outcome = "ok"
+	}
+	if o.Message != "" {
+		e.Error = o.Message
+	}
+}
+
+// execText is the text content: the output, then one status line.
+func execText(o execOutput) string {
+	var b strings.Builder
+	b.WriteString(o.Stdout)
+	if o.StdoutTruncated {
+		b.WriteString("\n[stdout truncated at the 1 MiB cap]")
+	}
+	if o.Stderr != "" {
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString("[stderr]\n")
+		b.WriteString(o.Stderr)
+	}
+	if o.StderrTruncated {
+		b.WriteString("\n[stderr truncated at the 1 MiB cap]")
+	}
+	if b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
+		b.WriteString("\n")
+	}
+	status := fmt.Sprintf("[exit code %d, %d ms]", o.ExitCode, o.DurationMs)
+	if o.Signal != "" {
+		status = fmt.Sprintf("[killed by %s, %d ms]", o.Signal, o.DurationMs)
+	}
+	if o.Message != "" {
+		status += " " + o.Message
+	}
+	b.WriteString(status)
+	return b.String()
+}

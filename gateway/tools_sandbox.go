@@ -1,0 +1,133 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/sandgate/sandgate/runner/protocol"
+)
+
+type sandboxCreateArgs struct {
+	Image string `json:"image,omitempty" jsonschema:"Image to start (default: the gateway's default image). Must be one the operator allowed."`
+}
+
+type sandboxRefArgs struct {
+	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox id from sandbox_create; omit it in an MCP session for the session's own sandbox."`
+}
+
+// sandboxInfo is sandbox_info's and sandbox_create's structuredContent.
+type sandboxInfo struct {
+	SandboxID   string         `json:"sandbox_id"`
+	Image       string         `json:"image"`
+	ContainerID string         `json:"container_id"`
+	CreatedAt   time.Time      `json:"created_at"`
+	ExpiresAt   time.Time      `json:"expires_at"`
+	IdleTTL     string         `json:"idle_ttl"`
+	Limits      map[string]any `json:"limits"`
+	Runner      *protocol.Info `json:"runner,omitempty"`
+}
+
+func sandboxTools() []toolDef {
+	return []toolDef{
+		{category: catSandbox, summary: summarize("image"), run: runSandboxCreate,
+			tool: mcp.NewTool("sandbox_create", mcp.WithInputSchema[sandboxCreateArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(false),
+				mcp.WithDescription("Create a new sandbox (a container with no network, its own /workspace and resource limits) and return its sandbox_id. Pass sandbox_id to the other tools to use it. Required for clients without an MCP session."))},
+		{category: catSandbox, summary: summarize("sandbox_id"), run: runSandboxInfo,
+			tool: mcp.NewTool("sandbox_info", mcp.WithInputSchema[sandboxRefArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
+				mcp.WithDescription("Describe a sandbox: image, limits, expiry, and live resource use (memory, CPU, processes)."))},
+		{category: catSandbox, summary: summarize("sandbox_id"), run: runSandboxDestroy,
+			tool: mcp.NewTool("sandbox_destroy", mcp.WithInputSchema[sandboxRefArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
+				mcp.WithDescription("Destroy a sandbox and everything in it: processes, files, workspace."))},
+	}
+}
+
+func runSandboxCreate(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
+	a, err := bind[sandboxCreateArgs](c)
+	if err != nil {
+		return nil, err
+	}
+	image := a.Image
+	if image == "" {
+		image = c.g.cfg.Image
+	}
+	if !slices.Contains(c.g.cfg.Images, image) {
+		return nil, fmt.Errorf("image %q is not allowed; choose one of: %s", image, strings.Join(c.g.cfg.Images, ", "))
+	}
+	b, err := c.g.boxes.create(ctx, c.p, c.session, image)
+	if err != nil {
+		return nil, err
+	}
+	c.end.SandboxID, c.end.ContainerID = b.id(), b.sb.Info().ContainerID
+	info := c.describe(b, nil)
+	return structured(info, fmt.Sprintf("created sandbox %s (image %s); pass sandbox_id %q to other tools", b.id(), image, b.id()), false), nil
+}
+
+// existing finds the sandbox a sandbox_info/destroy call names without
+// creating one: by id, or the session's sandbox if it has one.
+func (c *call) existing(id string) (*box, error) {
+	if id != "" {
+		return c.g.boxes.get(c.p, c.session, id)
+	}
+	if c.session == "" {
+		return nil, errNoSandbox
+	}
+	c.g.boxes.mu.Lock()
+	b := c.g.boxes.bySession[c.session]
+	c.g.boxes.mu.Unlock()
+	if b == nil {
+		return nil, fmt.Errorf("this session has no sandbox yet; any sandbox tool creates it on first use")
+	}
+	return c.g.boxes.get(c.p, c.session, b.id())
+}
+
+func runSandboxInfo(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
+	a, err := bind[sandboxRefArgs](c)
+	if err != nil {
+		return nil, err
+	}
+	b, err := c.existing(a.SandboxID)
+	if err != nil {
+		return nil, err
+	}
+	c.end.SandboxID = b.id()
+	var ri *protocol.Info
+	if cl, err := b.acquire(ctx); err == nil {
+		var info protocol.Info
+		if cl.Call(ctx, protocol.OpInfo, nil, &info) == nil {
+			ri = &info
+		}
+	}
+	b.release()
+	info := c.describe(b, ri)
+	return structured(info, jsonText(info), false), nil
+}
+
+func (c *call) describe(b *box, ri *protocol.Info) sandboxInfo {
+	l := c.g.cfg.Limits
+	inf := b.sb.Info()
+	return sandboxInfo{SandboxID: b.id(), Image: inf.Image, ContainerID: inf.ContainerID, CreatedAt: inf.CreatedAt, ExpiresAt: b.expires,
+		IdleTTL: l.IdleTTL.String(), Runner: ri,
+		Limits: map[string]any{"cpus": l.CPUs, "memory_bytes": l.MemoryBytes, "pids": l.Pids, "workspace_bytes": l.WorkspaceBytes,
+			"tmp_bytes": l.TmpBytes, "call_timeout_s": l.CallTimeout.Seconds(), "network": "none"}}
+}
+
+func runSandboxDestroy(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
+	a, err := bind[sandboxRefArgs](c)
+	if err != nil {
+		return nil, err
+	}
+	b, err := c.existing(a.SandboxID)
+	if err != nil {
+		return nil, err
+	}
+	c.end.SandboxID, c.end.ContainerID = b.id(), b.sb.Info().ContainerID
+	if err := c.g.boxes.destroy(ctx, b, c.p, "sandbox_destroy"); err != nil {
+		return nil, fmt.Errorf("destroy sandbox %s: %w", b.id(), err)
+	}
+	return structured(map[string]any{"sandbox_id": b.id(), "destroyed": true}, "destroyed sandbox "+b.id(), false), nil
+}

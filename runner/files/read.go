@@ -1,0 +1,175 @@
+package files
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"io"
+	"io/fs"
+	"os"
+	"syscall"
+	"unicode/utf8"
+
+	"github.com/sandgate/sandgate/runner/protocol"
+)
+
+// Read returns the content of a file: whole, a byte range (Offset/Limit)
+// or a line range (StartLine/EndLine). A whole read of a file above the
+// cap fails; a range read returns at most the cap and says whether it
+// reached the end.
+func (s *Service) Read(ctx context.Context, req protocol.ReadRequest) (protocol.ReadResult, error) {
+	p, err := s.resolve("read", req.Path)
+	if err != nil {
+		return protocol.ReadResult{}, err
+	}
+	if err := checkRead(p, req); err != nil {
+		return protocol.ReadResult{}, err
+	}
+	if ctx.Err() != nil {
+		return protocol.ReadResult{}, canceled("read", p)
+	}
+	f, fi, err := s.openFile("read", p, p)
+	if err != nil {
+		return protocol.ReadResult{}, err
+	}
+	defer f.Close()
+
+	limit := capAt(req.MaxBytes, s.opts.MaxReadBytes)
+	var res protocol.ReadResult
+	var data []byte
+	switch {
+	case req.StartLine > 0 || req.EndLine > 0:
+		res, data, err = s.readLines(ctx, f, p, max(req.StartLine, 1), req.EndLine, limit)
+	case req.Offset > 0 || req.Limit > 0:
+		res, data, err = readRange(f, req.Offset, capAt(req.Limit, limit), req.Encoding != protocol.EncodingBase64)
+	default:
+		res, data, err = readWhole(f, p, fi.Size(), limit)
+	}
+	if err != nil {
+		return protocol.ReadResult{}, s.fsError("read", p, err)
+	}
+	res.Path = p
+	res.Size = max(res.Size, fi.Size())
+	encodeContent(&res, data, req.Encoding)
+	return res, nil
+}
+
+// checkRead rejects requests whose fields contradict each other before any
+// file is opened, so the message is about the request, not the file.
+func checkRead(p string, req protocol.ReadRequest) error {
+	switch {
+	case req.Encoding != "" && req.Encoding != protocol.EncodingText && req.Encoding != protocol.EncodingBase64:
+		return protocol.Errorf(protocol.CodeInvalid,
+			"read %s: unknown encoding %q; use \"text\" or \"base64\"", p, req.Encoding)
+	case req.Offset < 0 || req.Limit < 0 || req.StartLine < 0 || req.EndLine < 0 || req.MaxBytes < 0:
+		return protocol.Errorf(protocol.CodeInvalid,
+			"read %s: offset, limit, start_line, end_line and max_bytes must not be negative", p)
+	case (req.StartLine > 0 || req.EndLine > 0) && (req.Offset > 0 || req.Limit > 0):
+		return protocol.Errorf(protocol.CodeInvalid,
+			"read %s: pass either offset/limit (a byte range) or start_line/end_line (a line range), not both", p)
+	case req.EndLine > 0 && req.StartLine > req.EndLine:
+		return protocol.Errorf(protocol.CodeInvalid,
+			"read %s: start_line %d is after end_line %d; lines are 1-based and the range is inclusive",
+			p, req.StartLine, req.EndLine)
+	}
+	return nil
+}
+
+// openFile opens path (which name is shown as) for reading and checks that
+// it is a regular file. O_NONBLOCK keeps a named pipe from blocking the
+// open until a writer appears; it changes nothing for regular files.
+func (s *Service) openFile(op, name, path string) (*os.File, fs.FileInfo, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, s.fsError(op, name, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, s.fsError(op, name, err)
+	}
+	if fi.IsDir() {
+		f.Close()
+		return nil, nil, protocol.Errorf(protocol.CodeIsDir,
+			"%s %s: is a directory; use list_directory to see its entries", op, name)
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, protocol.Errorf(protocol.CodeInvalid,
+			"%s %s: is a %s, not a regular file; only regular files can be read or edited", op, name, describe(fi.Mode()))
+	}
+	return f, fi, nil
+}
+
+// readWhole reads all of f, failing when it is above limit. The size from
+// stat is checked first to fail fast, and the read itself is bounded too,
+// because files in /proc report size 0 and files can grow.
+func readWhole(f *os.File, p string, size, limit int64) (protocol.ReadResult, []byte, error) {
+	hint := "read a range with offset/limit or start_line/end_line"
+	if size > limit {
+		return protocol.ReadResult{}, nil, tooLarge("read", p, "file", size, limit, "read", hint)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return protocol.ReadResult{}, nil, err
+	}
+	if int64(len(data)) > limit {
+		return protocol.ReadResult{}, nil, tooLarge("read", p, "file", int64(len(data)), limit, "read", hint)
+	}
+	return protocol.ReadResult{Size: int64(len(data)), EOF: true}, data, nil
+}
+
+// readRange reads at most n bytes at off with ReadAt, so only the range is
+// ever in memory. With text set, a UTF-8 sequence cut by the end of the
+// range is left for the next read instead of forcing base64.
+func readRange(f *os.File, off, n int64, text bool) (protocol.ReadResult, []byte, error) {
+	var buf bytes.Buffer
+	if _, err := buf.ReadFrom(io.NewSectionReader(f, off, n)); err != nil {
+		return protocol.ReadResult{}, nil, err
+	}
+	data := buf.Bytes()
+	eof := int64(len(data)) < n
+	if !eof {
+		// Full range: the file ends here only if nothing follows it.
+		var probe [1]byte
+		_, err := f.ReadAt(probe[:], off+n)
+		eof = err == io.EOF
+	}
+	if k := partialRune(data); text && !eof && k < len(data) {
+		// Never trim to nothing: an empty, non-final read would have the
+		// caller ask for the same range forever.
+		data = data[:len(data)-k]
+	}
+	res := protocol.ReadResult{Offset: off, EOF: eof}
+	if len(data) > 0 {
+		// A lower bound on the size, for files whose stat says 0 (/proc).
+		res.Size = off + int64(len(data))
+	}
+	return res, data, nil
+}
+
+// partialRune returns how many trailing bytes of b are an incomplete UTF-8
+// sequence that the rest of the file may complete, or 0.
+func partialRune(b []byte) int {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if !utf8.RuneStart(b[i]) {
+			continue
+		}
+		if !utf8.FullRune(b[i:]) && utf8.Valid(b[:i]) {
+			return len(b) - i
+		}
+		return 0
+	}
+	return 0
+}
+
+// encodeContent stores data in res as text when it is valid UTF-8 and the
+// caller did not ask for base64, else as base64, and says which.
+func encodeContent(res *protocol.ReadResult, data []byte, want string) {
+	res.Bytes = int64(len(data))
+	if want != protocol.EncodingBase64 && utf8.Valid(data) {
+		res.Content, res.Encoding = string(data), protocol.EncodingText
+		return
+	}
+	res.Content, res.Encoding = base64.StdEncoding.EncodeToString(data), protocol.EncodingBase64
+}

@@ -1,0 +1,30 @@
+package runner
+
+import (
+	"context"
+	"os"
+
+	"github.com/sandgate/sandgate/runner/cgroup"
+	"github.com/sandgate/sandgate/runner/process"
+	"github.com/sandgate/sandgate/runner/protocol"
+)
+
+// Describe returns the info operation's implementation: who the runner is
+// and, when the cgroup is readable, what the sandbox uses right now.
+func Describe(workspace string, acct *cgroup.Accounting, pm *process.Manager) func(context.Context) protocol.Info {
+	hostname, _ := os.Hostname()
+	return func(context.Context) protocol.Info {
+		info := protocol.Info{Version: protocol.Version, Pid: os.Getpid(), UID: os.Getuid(), GID: os.Getgid(), Hostname: hostname, Workspace: workspace}
+		for _, p := range pm.List().Processes {
+			if p.Running {
+				info.ProcessesAlive++
+			}
+		}
+		s := acct.Snapshot() // a nil Accounting reads as empty
+		info.CgroupVersion = s.Version
+		info.MemoryLimit, info.MemoryUsage = s.MemoryLimit, s.MemoryUsage
+		info.CPUUsageMs = s.CPUUsageNs / 1e6
+		info.PidsCurrent, info.PidsLimit, info.OOMKills = s.PidsCurrent, s.PidsLimit, s.OOMKills
+		return info
+	}
+}

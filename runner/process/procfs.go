@@ -1,0 +1,94 @@
+package process
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// procStat is what the tree sweep needs from /proc/<pid>/stat. Zombies
+// keep their stat (with state 'Z') until reaped; their environ is empty.
+type procStat struct {
+	pid   int
+	ppid  int
+	pgrp  int
+	sid   int
+	state byte
+	start uint64 // clock ticks after boot; with pid, names one process
+}
+
+func (p procStat) zombie() bool { return p.state == 'Z' || p.state == 'X' }
+
+// readStat parses /proc/<pid>/stat. The command name is in parentheses
+// and may itself contain spaces and parentheses, so fields are counted
+// from the last ')'.
+func readStat(pid int) (procStat, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procStat{}, err
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return procStat{}, fmt.Errorf("parse /proc/%d/stat: no command name", pid)
+	}
+	f := strings.Fields(string(b[i+1:]))
+	// f[0] is field 3 (state) of proc(5); starttime is field 22.
+	if len(f) < 20 {
+		return procStat{}, fmt.Errorf("parse /proc/%d/stat: %d fields", pid, len(f))
+	}
+	p := procStat{pid: pid, state: f[0][0]}
+	nums := []*int{&p.ppid, &p.pgrp, &p.sid}
+	for k, dst := range nums {
+		if *dst, err = strconv.Atoi(f[1+k]); err != nil {
+			return procStat{}, fmt.Errorf("parse /proc/%d/stat: %w", pid, err)
+		}
+	}
+	if p.start, err = strconv.ParseUint(f[19], 10, 64); err != nil {
+		return procStat{}, fmt.Errorf("parse /proc/%d/stat: %w", pid, err)
+	}
+	return p, nil
+}
+
+// scanProcs returns every process visible in /proc. Processes that exit
+// while the scan runs are skipped; the sweep repeats until a pass finds
+// nothing, so a process missed by one pass is caught by the next.
+func scanProcs() []procStat {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	out := make([]procStat, 0, len(names))
+	for _, n := range names {
+		pid, err := strconv.Atoi(n)
+		if err != nil {
+			continue
+		}
+		if p, err := readStat(pid); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// envValue returns the value of key in the environment pid was started
+// with. A process may overwrite that memory, and a zombie's environment
+// reads as empty.
+func envValue(pid int, key string) (string, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return "", false
+	}
+	prefix := []byte(key + "=")
+	for len(b) > 0 {
+		entry, rest, _ := bytes.Cut(b, []byte{0})
+		if v, ok := bytes.CutPrefix(entry, prefix); ok {
+			return string(v), true
+		}
+		b = rest
+	}
+	return "", false
+}

@@ -1,0 +1,173 @@
+package process
+
+import (
+	"log/slog"
+	"os"
+	"os/signal"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// orphanGrace is how long a zombie child of the runner that no tree claims
+// is left alone before the reaper reaps it. Such a zombie is either an
+// orphan the runner adopted as subreaper (a descendant of something another
+// package started, or of a call that is already over) or a direct child of
+// another package whose exec.Cmd.Wait has not run yet; the grace leaves
+// the latter to its owner.
+const orphanGrace = 10 * time.Second
+
+// reapInterval is how often the reaper looks for zombies when no SIGCHLD
+// arrives; it is what ends a grace period.
+const reapInterval = 5 * time.Second
+
+var (
+	selfSid, _ = unix.Getsid(0)
+	selfPgrp   = unix.Getpgrp()
+)
+
+// registry knows every live tree of every Manager in the process. It is
+// process-wide because what it guards is: the runner is one subreaper,
+// and an orphan may come from any Manager's call.
+type registry struct {
+	once    sync.Once
+	mu      sync.Mutex
+	byRoot  map[int]*tree
+	byID    map[string]*tree
+	zombies map[procStat]time.Time // unclaimed zombie children: first seen
+}
+
+var reg = &registry{
+	byRoot:  make(map[int]*tree),
+	byID:    make(map[string]*tree),
+	zombies: make(map[procStat]time.Time),
+}
+
+// start makes the runner a child subreaper, so that the orphans of every
+// call are re-parented to it instead of escaping to init, and starts the
+// reaper goroutine that reaps them. Both last for the process's lifetime.
+func (r *registry) start(log *slog.Logger) {
+	r.once.Do(func() {
+		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+			log.Warn("become child subreaper; orphans of calls will escape to init", "error", err)
+		}
+		sigc := make(chan os.Signal, 1)
+		signal.Notify(sigc, unix.SIGCHLD)
+		go r.loop(sigc)
+	})
+}
+
+func (r *registry) remove(t *tree) {
+	r.mu.Lock()
+	delete(r.byRoot, t.root)
+	delete(r.byID, t.id)
+	r.mu.Unlock()
+}
+
+func (r *registry) isRoot(pid int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.byRoot[pid] != nil
+}
+
+// owner returns the live tree that p belongs to by session, group,
+// earlier sighting or marker (rules 1 and 3 of tree), or nil.
+func (r *registry) owner(p procStat) *tree {
+	r.mu.Lock()
+	t := r.byRoot[p.sid]
+	if t == nil {
+		t = r.byRoot[p.pgrp]
+	}
+	for _, c := range r.byRoot {
+		if t == nil && c.knows(p) {
+			t = c
+		}
+	}
+	r.mu.Unlock()
+	if t != nil || p.zombie() {
+		return t
+	}
+	id, ok := envValue(p.pid, markerVar)
+	if !ok {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.byID[id]
+}
+
+func (r *registry) loop(sigc <-chan os.Signal) {
+	tick := time.NewTicker(reapInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-sigc:
+		case <-tick.C:
+		}
+		r.reapOrphans(time.Now())
+	}
+}
+
+// reapOrphans reaps the runner's zombie children that are not a tree's
+// root (those are reaped by their owner, after the sweep): at once when a
+// live tree claims them, adding their rusage to it; after orphanGrace
+// otherwise. Live adopted children are remembered by the tree that claims
+// them, so that their zombies can be attributed once the environment is
+// gone.
+func (r *registry) reapOrphans(now time.Time) {
+	seen := make(map[procStat]bool)
+	for _, p := range scanProcs() {
+		if p.ppid != self || r.isRoot(p.pid) {
+			continue
+		}
+		t := r.owner(p)
+		switch {
+		case !p.zombie():
+			if t != nil {
+				t.remember(p)
+			}
+		case t != nil:
+			if ru, ok := reapZombie(p); ok {
+				t.account(p, ru)
+			}
+		default:
+			seen[p] = true
+			r.mu.Lock()
+			first, ok := r.zombies[p]
+			if !ok {
+				r.zombies[p] = now
+			}
+			r.mu.Unlock()
+			if ok && now.Sub(first) >= orphanGrace {
+				reapZombie(p)
+			}
+		}
+	}
+	r.mu.Lock()
+	for p := range r.zombies {
+		if !seen[p] {
+			delete(r.zombies, p)
+		}
+	}
+	r.mu.Unlock()
+}
+
+// spawn runs fork (which starts a session leader) and registers its tree
+// under the registry's lock, so that no sweep or reaper can see the new
+// process as an unclaimed adoptee between the fork and the registration.
+func (r *registry) spawn(id string, fork func() (int, error)) (*tree, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	pid, err := fork()
+	if err != nil {
+		return nil, err
+	}
+	t := &tree{id: id, root: pid, known: make(map[int]uint64)}
+	if st, err := readStat(pid); err == nil {
+		t.start = st.start
+	}
+	r.byRoot[pid] = t
+	r.byID[id] = t
+	return t, nil
+}

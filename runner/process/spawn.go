@@ -1,0 +1,166 @@
+package process
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/sandgate/sandgate/runner/protocol"
+)
+
+// oomScoreAdj is written to every root so that, when the container reaches
+// its memory limit, the kernel kills the call's processes (which inherit
+// the value) before the runner. Raising the value needs no privilege.
+const oomScoreAdj = "500"
+
+// command is a validated request, ready to start.
+type command struct {
+	path    string   // executable, resolved in the child's PATH
+	argv    []string // argv[0] as given
+	dir     string   // resolved working directory
+	env     []string // including the marker
+	id      string   // the marker's value
+	display string   // what ProcessInfo.Command shows
+}
+
+// prepare validates req and resolves what starting it needs. Errors are
+// *protocol.Error.
+func (m *Manager) prepare(req protocol.ExecRequest) (command, error) {
+	c := command{id: randomID(8)}
+	switch {
+	case req.Command != "" && len(req.Argv) > 0, req.Command == "" && len(req.Argv) == 0:
+		return c, protocol.Errorf(protocol.CodeInvalid, "give exactly one of command (run by /bin/sh -c) or argv")
+	case req.Command != "":
+		c.argv = []string{"/bin/sh", "-c", req.Command}
+		c.display = req.Command
+	default:
+		c.argv = req.Argv
+		c.display = strings.Join(req.Argv, " ")
+	}
+	for _, a := range c.argv {
+		if strings.ContainsRune(a, 0) {
+			return c, protocol.Errorf(protocol.CodeInvalid, "command and arguments must not contain NUL bytes")
+		}
+	}
+	var err error
+	if c.dir, err = m.workdir(req.Cwd); err != nil {
+		return c, err
+	}
+	if c.env, err = environ(m.opts.BaseEnv, req.Env, c.id); err != nil {
+		return c, err
+	}
+	if c.path, err = lookPath(c.argv[0], c.dir, c.env); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// proc is a started root process and the runner's ends of its pipes.
+type proc struct {
+	t       *tree
+	pid     int
+	mu      sync.Mutex // held while reaping the root, so signal never outlives the pid
+	reaped  bool
+	stdin   *os.File // write end; nil when stdin is /dev/null
+	stdout  *os.File // read end
+	stderr  *os.File // read end
+	started time.Time
+}
+
+// spawn starts c as the leader of a new session (and so of a new process
+// group whose id is its pid) and registers its tree. Output goes to pipes
+// whose read ends the caller owns: not exec.Cmd with an io.Writer, whose
+// Wait would block until every process holding the pipe has exited.
+func spawn(c command, withStdin bool) (_ *proc, retErr error) {
+	p := &proc{}
+	var childIn, childOut, childErr *os.File
+	defer func() {
+		for _, f := range []*os.File{childIn, childOut, childErr} {
+			if f != nil {
+				f.Close()
+			}
+		}
+		if retErr != nil {
+			p.closeAll()
+		}
+	}()
+	var err error
+	if p.stdout, childOut, err = os.Pipe(); err != nil {
+		return nil, fmt.Errorf("create stdout pipe: %w", err)
+	}
+	if p.stderr, childErr, err = os.Pipe(); err != nil {
+		return nil, fmt.Errorf("create stderr pipe: %w", err)
+	}
+	if withStdin {
+		childIn, p.stdin, err = os.Pipe()
+	} else {
+		childIn, err = os.Open(os.DevNull)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("create stdin: %w", err)
+	}
+	attr := &syscall.ProcAttr{
+		Dir:   c.dir,
+		Env:   c.env,
+		Files: []uintptr{childIn.Fd(), childOut.Fd(), childErr.Fd()},
+		Sys:   &syscall.SysProcAttr{Setsid: true},
+	}
+	resetPeakRSS()
+	p.started = time.Now()
+	p.t, err = reg.spawn(c.id, func() (int, error) { return syscall.ForkExec(c.path, c.argv, attr) })
+	if err != nil {
+		return nil, startError(c.argv[0], err)
+	}
+	p.pid = p.t.root
+	_ = os.WriteFile("/proc/"+strconv.Itoa(p.pid)+"/oom_score_adj", []byte(oomScoreAdj), 0)
+	return p, nil
+}
+
+// resetPeakRSS lowers the runner's own peak RSS to its current RSS.
+// syscall.ForkExec starts the child with vfork (CLONE_VM), and at exec the
+// kernel folds the peak RSS of the memory the child shared, the runner's,
+// into the child's max RSS; without the reset every call's MemoryPeakBytes
+// would be at least the runner's largest size ever. What remains is the
+// runner's current RSS as a floor under the root's figure.
+func resetPeakRSS() {
+	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
+}
+
+// closeAll closes the runner's ends of the pipes.
+func (p *proc) closeAll() {
+	for _, f := range []*os.File{p.stdin, p.stdout, p.stderr} {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+func startError(name string, err error) error {
+	switch {
+	case errors.Is(err, unix.ENOENT), errors.Is(err, unix.EACCES), errors.Is(err, unix.EISDIR):
+		return execError(name, err)
+	case errors.Is(err, unix.ENOEXEC):
+		return protocol.Errorf(protocol.CodeInvalid, "%s is not in an executable format; run it through an interpreter", name)
+	case errors.Is(err, unix.E2BIG):
+		return protocol.Errorf(protocol.CodeTooLarge, "arguments and environment are too large for exec")
+	case errors.Is(err, unix.EAGAIN):
+		return protocol.Errorf(protocol.CodeUnavailable, "start %s: the sandbox's process limit is reached: end some background processes", name)
+	}
+	return fmt.Errorf("start %s: %w", name, err)
+}
+
+// randomID returns n random bytes in hex.
+func randomID(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,168 @@
+package protocol
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// MaxFrameBytes bounds one websocket message in either direction. The
+// largest frames are file writes (64 MiB cap) base64-encoded in JSON.
+const MaxFrameBytes = 96 << 20
+
+// cancelGrace is how long Stream waits, after its context ends, for the
+// runner's own terminal event (which says what was killed) before giving
+// up and returning the context's error.
+const cancelGrace = 5 * time.Second
+
+// Client is the gateway's end of one runner connection. It is safe for
+// concurrent use: many requests share the connection, each with its own id.
+type Client struct {
+	conn   *websocket.Conn
+	nextID atomic.Uint64
+
+	mu      sync.Mutex
+	pending map[uint64]*call
+	err     error         // set once, when the connection is lost
+	done    chan struct{} // closed when the connection is lost
+
+	// life bounds the connection's reads and writes. coder/websocket
+	// closes the connection when the context of a Read or Write ends, so
+	// per-request contexts must never be passed to it.
+	life   context.Context
+	cancel context.CancelFunc
+}
+
+// DialFunc opens the byte stream the websocket runs over (for the Docker
+// provider, a unix socket).
+type DialFunc func(ctx context.Context) (net.Conn, error)
+
+// Dial connects to a runner and checks that it speaks Version.
+func Dial(ctx context.Context, dial DialFunc) (*Client, error) {
+	transport := &http.Transport{
+		DialContext:       func(ctx context.Context, _, _ string) (net.Conn, error) { return dial(ctx) },
+		DisableKeepAlives: true,
+	}
+	header := http.Header{}
+	header.Set(VersionHeader, strconv.Itoa(Version))
+	conn, resp, err := websocket.Dial(ctx, "ws://runner"+Path, &websocket.DialOptions{
+		HTTPClient: &http.Client{Transport: transport},
+		HTTPHeader: header,
+	})
+	if err != nil {
+		return nil, dialError(resp, err)
+	}
+	conn.SetReadLimit(MaxFrameBytes)
+	life, cancel := context.WithCancel(context.Background())
+	c := &Client{conn: conn, pending: map[uint64]*call{}, done: make(chan struct{}), life: life, cancel: cancel}
+	go c.readLoop()
+	return c, nil
+}
+
+// dialError turns a refused upgrade into an error that carries the
+// runner's explanation (for a version mismatch: both versions).
+func dialError(resp *http.Response, err error) error {
+	if resp == nil || resp.StatusCode == http.StatusSwitchingProtocols {
+		return &Error{Code: CodeUnavailable, Message: "connect to runner: " + err.Error()}
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode == http.StatusUpgradeRequired {
+		return &Error{Code: CodeUnsupported, Message: "connect to runner: " + string(body)}
+	}
+	return &Error{Code: CodeUnavailable, Message: fmt.Sprintf("connect to runner: HTTP %d: %s", resp.StatusCode, body)}
+}
+
+// Done is closed when the connection is lost; Err then says why.
+func (c *Client) Done() <-chan struct{} { return c.done }
+
+// Err returns why the connection was lost, or nil while it is up.
+func (c *Client) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// Close closes the connection. Requests in flight end with CodeUnavailable;
+// the runner cancels them on its side.
+func (c *Client) Close() error {
+	err := c.conn.Close(websocket.StatusNormalClosure, "")
+	c.fail(errors.New("connection closed by gateway"))
+	return err
+}
+
+// Call sends a request that has no streamed output and decodes its result
+// into result (which may be nil).
+func (c *Client) Call(ctx context.Context, op Op, params, result any) error {
+	raw, err := c.Stream(ctx, op, params, nil)
+	if err != nil {
+		return err
+	}
+	if result == nil || len(raw) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(raw, result); err != nil {
+		return &Error{Code: CodeInternal, Message: fmt.Sprintf("decode %s result: %v", op, err)}
+	}
+	return nil
+}
+
+// Stream sends a request and calls onEvent (if not nil) for every
+// non-terminal event, in the order the runner sent them. It returns the
+// terminal event's raw result, or its error as an *Error.
+//
+// When ctx ends, Stream asks the runner to cancel the request and waits a
+// short grace for the runner's terminal event, so that the caller still
+// learns the outcome (for exec: killed, with exit status and flags).
+func (c *Client) Stream(ctx context.Context, op Op, params any, onEvent func(Event)) (json.RawMessage, error) {
+	id := c.nextID.Add(1)
+	cl, err := c.register(id)
+	if err != nil {
+		return nil, err
+	}
+	defer c.unregister(id)
+	if err := c.send(Request{ID: id, Op: op}, params); err != nil {
+		return nil, err
+	}
+	var grace <-chan time.Time
+	ctxDone := ctx.Done()
+	for {
+		for _, ev := range cl.take() {
+			if ev.Type == EventEnd {
+				if ev.Error != nil {
+					return nil, ev.Error
+				}
+				return ev.Result, nil
+			}
+			if onEvent != nil {
+				onEvent(ev)
+			}
+		}
+		select {
+		case <-cl.notify:
+		case <-c.done:
+			// Drain what arrived before the loss, then report it.
+			if evs := cl.take(); len(evs) > 0 {
+				cl.putBack(evs)
+				continue
+			}
+			return nil, c.Err()
+		case <-ctxDone:
+			ctxDone = nil
+			_ = c.send(Request{ID: c.nextID.Add(1), Op: OpCancel}, CancelRequest{Target: id})
+			grace = time.After(cancelGrace)
+		case <-grace:
+			return nil, &Error{Code: CodeCanceled, Message: fmt.Sprintf("%s canceled: %v", op, ctx.Err())}
+		}
+	}
+}

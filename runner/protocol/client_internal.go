@@ -1,0 +1,118 @@
+package protocol
+
+import (
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/coder/websocket"
+)
+
+// call collects the events of one request. The read loop appends and never
+// blocks, so one slow consumer cannot stall the other requests on the
+// connection; the runner's output caps bound how much a call can queue.
+type call struct {
+	mu     sync.Mutex
+	events []Event
+	notify chan struct{} // capacity 1: "events is not empty"
+}
+
+func (cl *call) push(ev Event) {
+	cl.mu.Lock()
+	cl.events = append(cl.events, ev)
+	cl.mu.Unlock()
+	select {
+	case cl.notify <- struct{}{}:
+	default:
+	}
+}
+
+func (cl *call) take() []Event {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	evs := cl.events
+	cl.events = nil
+	return evs
+}
+
+func (cl *call) putBack(evs []Event) {
+	cl.mu.Lock()
+	cl.events = append(evs, cl.events...)
+	cl.mu.Unlock()
+	select {
+	case cl.notify <- struct{}{}:
+	default:
+	}
+}
+
+func (c *Client) register(id uint64) (*call, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return nil, c.err
+	}
+	cl := &call{notify: make(chan struct{}, 1)}
+	c.pending[id] = cl
+	return cl, nil
+}
+
+func (c *Client) unregister(id uint64) {
+	c.mu.Lock()
+	delete(c.pending, id)
+	c.mu.Unlock()
+}
+
+// send writes one request frame. coder/websocket serialises concurrent
+// writers itself.
+func (c *Client) send(req Request, params any) error {
+	if params != nil {
+		raw, err := json.Marshal(params)
+		if err != nil {
+			return &Error{Code: CodeInvalid, Message: fmt.Sprintf("encode %s params: %v", req.Op, err)}
+		}
+		req.Params = raw
+	}
+	frame, err := json.Marshal(req)
+	if err != nil {
+		return &Error{Code: CodeInternal, Message: fmt.Sprintf("encode %s request: %v", req.Op, err)}
+	}
+	if err := c.conn.Write(c.life, websocket.MessageText, frame); err != nil {
+		c.fail(fmt.Errorf("write to runner: %w", err))
+		return c.Err()
+	}
+	return nil
+}
+
+func (c *Client) readLoop() {
+	for {
+		_, frame, err := c.conn.Read(c.life)
+		if err != nil {
+			c.fail(fmt.Errorf("read from runner: %w", err))
+			return
+		}
+		var ev Event
+		if err := json.Unmarshal(frame, &ev); err != nil {
+			c.fail(fmt.Errorf("decode runner frame: %w", err))
+			_ = c.conn.Close(websocket.StatusProtocolError, "bad frame")
+			return
+		}
+		c.mu.Lock()
+		cl := c.pending[ev.ID]
+		c.mu.Unlock()
+		if cl != nil {
+			cl.push(ev)
+		}
+	}
+}
+
+// fail records the first connection error and wakes every waiter.
+func (c *Client) fail(cause error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return
+	}
+	c.err = &Error{Code: CodeUnavailable, Message: "runner connection lost: " + cause.Error()}
+	close(c.done)
+	c.cancel()
+}

@@ -1,0 +1,144 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"github.com/coder/websocket"
+
+	"github.com/sandgate/sandgate/runner/files"
+	"github.com/sandgate/sandgate/runner/process"
+	"github.com/sandgate/sandgate/runner/protocol"
+)
+
+// Server serves the runner protocol. One Server lives for the whole
+// sandbox; connections come and go (a gateway restart reconnects), while
+// background processes belong to the Server and outlive any connection.
+type Server struct {
+	ops registry
+	log *slog.Logger
+}
+
+// NewServer returns a Server dispatching to fs and pm; info describes the
+// runner for the info operation.
+func NewServer(fs *files.Service, pm *process.Manager, info func(context.Context) protocol.Info, log *slog.Logger) *Server {
+	return &Server{ops: handlers(fs, pm, info), log: log}
+}
+
+// ServeHTTP upgrades a request on protocol.Path to a websocket after
+// checking the protocol version, then serves it until it closes.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != protocol.Path {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set(protocol.VersionHeader, strconv.Itoa(protocol.Version))
+	if got := r.Header.Get(protocol.VersionHeader); got != strconv.Itoa(protocol.Version) {
+		http.Error(w, fmt.Sprintf("protocol version mismatch: runner speaks %d, gateway asked for %q; rebuild the gateway and the runner from the same source (make build)", protocol.Version, got), http.StatusUpgradeRequired)
+		return
+	}
+	// The socket is only reachable by the gateway, which sends no Origin;
+	// origin checks would add nothing.
+	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
+	if err != nil {
+		s.log.Warn("accept runner connection", "error", err)
+		return
+	}
+	conn.SetReadLimit(protocol.MaxFrameBytes)
+	newSession(conn, s.ops, s.log).serve()
+}
+
+// session is one gateway connection.
+type session struct {
+	conn *websocket.Conn
+	ops  registry
+	log  *slog.Logger
+
+	// life ends when the connection does. Every request's context derives
+	// from it, so a lost gateway connection kills the foreground processes
+	// it started (nobody is left to receive their output). Background
+	// processes are not tied to it.
+	life   context.Context
+	cancel context.CancelFunc
+
+	inflight *inflight
+}
+
+func newSession(conn *websocket.Conn, ops registry, log *slog.Logger) *session {
+	life, cancel := context.WithCancel(context.Background())
+	return &session{conn: conn, ops: ops, log: log, life: life, cancel: cancel, inflight: newInflight()}
+}
+
+func (s *session) serve() {
+	defer s.cancel()
+	defer s.inflight.wait()
+	for {
+		_, frame, err := s.conn.Read(s.life)
+		if err != nil {
+			return
+		}
+		var req protocol.Request
+		if err := json.Unmarshal(frame, &req); err != nil {
+			_ = s.conn.Close(websocket.StatusProtocolError, "bad request frame")
+			return
+		}
+		if req.Op == protocol.OpCancel {
+			s.cancelRequest(req)
+			continue
+		}
+		ctx, cancel := context.WithCancel(s.life)
+		if !s.inflight.add(req.ID, cancel) {
+			cancel()
+			s.send(protocol.Event{ID: req.ID, Type: protocol.EventEnd, Error: protocol.Errorf(protocol.CodeInvalid, "request id %d is already in use", req.ID)})
+			continue
+		}
+		go s.handle(ctx, req)
+	}
+}
+
+func (s *session) cancelRequest(req protocol.Request) {
+	var c protocol.CancelRequest
+	if err := json.Unmarshal(req.Params, &c); err == nil {
+		s.inflight.cancel(c.Target)
+	}
+	s.send(protocol.Event{ID: req.ID, Type: protocol.EventEnd, Result: json.RawMessage("{}")})
+}
+
+func (s *session) handle(ctx context.Context, req protocol.Request) {
+	defer s.inflight.done(req.ID)
+	end := protocol.Event{ID: req.ID, Type: protocol.EventEnd}
+	h, ok := s.ops[req.Op]
+	if !ok {
+		end.Error = protocol.Errorf(protocol.CodeUnsupported, "unknown operation %q; the gateway and runner versions differ", req.Op)
+		s.send(end)
+		return
+	}
+	emit := func(ev protocol.Event) {
+		ev.ID = req.ID
+		s.send(ev)
+	}
+	res, err := h(ctx, req.Params, emit)
+	if err != nil {
+		end.Error = toProtocolError(err)
+	} else if end.Result, err = json.Marshal(res); err != nil {
+		end.Error = protocol.Errorf(protocol.CodeInternal, "encode %s result: %v", req.Op, err)
+	}
+	s.send(end)
+}
+
+// send writes one event. coder/websocket serialises concurrent writers; a
+// failed write means the connection is gone, which serve notices.
+func (s *session) send(ev protocol.Event) {
+	frame, err := json.Marshal(ev)
+	if err != nil {
+		s.log.Error("encode event", "request_id", ev.ID, "error", err)
+		return
+	}
+	if err := s.conn.Write(s.life, websocket.MessageText, frame); err != nil {
+		s.cancel()
+	}
+}

@@ -1,0 +1,239 @@
+package docker
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/client"
+
+	"github.com/sandgate/sandgate/sandbox"
+)
+
+const (
+	// maxSocketPath is the longest unix socket path we accept on the host.
+	// Linux allows 107 bytes, macOS 103; staying under the smaller keeps
+	// the path usable by plain-path dialers (socat, non-Linux builds).
+	maxSocketPath = 104
+	// rollbackTimeout bounds the cleanup of a failed Create, which runs
+	// even when the caller's context is already cancelled.
+	rollbackTimeout = 30 * time.Second
+	// createTimeout bounds the uncancellable container create.
+	createTimeout = 30 * time.Second
+)
+
+// Create starts a sandbox from spec and returns once its runner accepts
+// connections on its socket. On any error everything it made (socket dir,
+// container) is removed again.
+func (p *Provider) Create(ctx context.Context, spec sandbox.Spec) (_ sandbox.Sandbox, retErr error) {
+	start := time.Now()
+	spec, err := p.prepare(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	id, dir := spec.ID, p.socketHostDir(spec.ID)
+	sock := filepath.Join(dir, SocketName)
+	if err := p.makeSocketDir(dir); err != nil {
+		return nil, fmt.Errorf("create sandbox %s: %w", id, err)
+	}
+
+	// From here on something exists; undo it unless we return a sandbox.
+	var containerID string
+	defer func() {
+		if retErr != nil {
+			p.rollback(ctx, id, containerID, dir)
+		}
+	}()
+
+	cc, hc := ContainerConfig(spec, p.cfg, dir)
+	containerID, err = p.createContainer(ctx, spec, cc, hc)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.start(ctx, containerID, sock); err != nil {
+		return nil, fmt.Errorf("start sandbox %s: %w", id, err)
+	}
+
+	info := sandbox.Info{
+		ID:          id,
+		ContainerID: containerID,
+		Image:       spec.Image,
+		Owner:       spec.Owner,
+		Session:     spec.Session,
+		CreatedAt:   parseTime(cc.Labels[LabelCreatedAt]),
+		ExpiresAt:   parseTime(cc.Labels[LabelExpiresAt]),
+		State:       container.StateRunning,
+	}
+	p.log.Info("sandbox created", "sandbox_id", id, "container_id", short(containerID),
+		"image", spec.Image, "duration_ms", time.Since(start).Milliseconds())
+	return &handle{p: p, info: info, sock: sock}, nil
+}
+
+// prepare fills in the id and image of spec and checks, before anything
+// is made, that the id is safe, the image usable and the socket path short
+// enough.
+func (p *Provider) prepare(ctx context.Context, spec sandbox.Spec) (sandbox.Spec, error) {
+	if spec.ID == "" {
+		spec.ID = newID()
+	} else if !namePattern.MatchString(spec.ID) {
+		return spec, fmt.Errorf("create sandbox: id %q must match %s", spec.ID, namePattern)
+	}
+	if spec.Image == "" {
+		spec.Image = p.cfg.Image
+	}
+	if err := p.checkImage(ctx, spec.Image); err != nil {
+		return spec, fmt.Errorf("create sandbox %s: %w", spec.ID, err)
+	}
+	sock := filepath.Join(p.socketHostDir(spec.ID), SocketName)
+	if len(sock) >= maxSocketPath {
+		return spec, fmt.Errorf("create sandbox %s: socket path %s is %d bytes, the limit is %d; choose a shorter socket dir",
+			spec.ID, sock, len(sock), maxSocketPath-1)
+	}
+	return spec, nil
+}
+
+// createContainer creates the sandbox's container and returns its id.
+func (p *Provider) createContainer(ctx context.Context, spec sandbox.Spec, cc *container.Config, hc *container.HostConfig) (string, error) {
+	// The create call is not cancelled with ctx: the engine finishes a
+	// create whose client went away, and we would never learn the id of
+	// the container to roll back. It takes tens of milliseconds.
+	createCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), createTimeout)
+	defer cancel()
+	resp, err := p.cli.ContainerCreate(createCtx, cc, hc, nil, nil, p.containerName(spec.ID))
+	switch {
+	case cerrdefs.IsNotFound(err): // removed since checkImage
+		return "", fmt.Errorf("create container for sandbox %s: %w", spec.ID, imageMissing(spec.Image))
+	case cerrdefs.IsConflict(err):
+		return "", fmt.Errorf("create container for sandbox %s: id already in use: %w", spec.ID, err)
+	case err != nil:
+		return "", fmt.Errorf("create container for sandbox %s: %w", spec.ID, engineErr(err))
+	}
+	if err := ctx.Err(); err != nil {
+		// The id is returned all the same, so the caller can roll back.
+		return resp.ID, fmt.Errorf("create container for sandbox %s: %w", spec.ID, err)
+	}
+	return resp.ID, nil
+}
+
+// start starts the container and waits for its runner to listen on sock.
+func (p *Provider) start(ctx context.Context, containerID, sock string) error {
+	if err := p.cli.ContainerStart(ctx, containerID, container.StartOptions{}); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("start container %s: %w", short(containerID), ctx.Err())
+		}
+		return fmt.Errorf("%w: start container %s: %w", sandbox.ErrStartFailed, short(containerID), engineErr(err))
+	}
+	return p.waitReady(ctx, containerID, sock)
+}
+
+// newID returns 128 random bits in hex. crypto/rand.Read never fails.
+func newID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// containerName is unique per instance and sandbox id, so the engine itself
+// refuses a second container for the same sandbox.
+func (p *Provider) containerName(id string) string {
+	return "sandgate-" + p.cfg.Instance + "-" + id
+}
+
+// checkImage fails with ErrImageMissing if image is not present (the engine
+// cannot pull here, and must not: images are built, not fetched), and
+// refuses images that declare volumes, since Docker would back each one
+// with an anonymous volume on the host disk, outside every size limit.
+func (p *Provider) checkImage(ctx context.Context, image string) error {
+	img, err := p.cli.ImageInspect(ctx, image)
+	if cerrdefs.IsNotFound(err) {
+		return imageMissing(image)
+	}
+	if err != nil {
+		return fmt.Errorf("inspect image %s: %w", image, engineErr(err))
+	}
+	if img.Config != nil && len(img.Config.Volumes) > 0 {
+		vols := make([]string, 0, len(img.Config.Volumes))
+		for v := range img.Config.Volumes {
+			vols = append(vols, v)
+		}
+		slices.Sort(vols)
+		return fmt.Errorf("image %s declares VOLUME %v: volumes would escape the sandbox's size limits; rebuild it without VOLUME", image, vols)
+	}
+	return nil
+}
+
+// imageMissing is the error for an absent image, with what to do about it.
+func imageMissing(image string) error {
+	return fmt.Errorf("%w: image %s is not present in the Docker engine (run `make images` to build it)",
+		sandbox.ErrImageMissing, image)
+}
+
+// makeSocketDir creates the sandbox's socket dir, failing if it exists so
+// that a Create never adopts (and later removes) another sandbox's dir. The
+// runner, running as the sandbox user, must create its socket in it.
+func (p *Provider) makeSocketDir(dir string) error {
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("make socket dir %s: sandbox id already in use", dir)
+		}
+		return fmt.Errorf("make socket dir %s: %w", dir, err)
+	}
+	if os.Geteuid() == 0 {
+		if err := os.Chown(dir, p.uid, p.gid); err != nil {
+			os.Remove(dir)
+			return fmt.Errorf("chown socket dir %s to %d:%d: %w", dir, p.uid, p.gid, err)
+		}
+		return nil
+	}
+	// Not root, so we cannot give the dir to the sandbox uid. 0777 is safe
+	// here: the parent SocketDir is 0700 and ours, so no other host user
+	// can reach this dir, and inside the container only this sandbox sees
+	// it. (With userns remapping the same applies to the remapped uid.)
+	if err := os.Chmod(dir, 0o777); err != nil {
+		os.Remove(dir)
+		return fmt.Errorf("open socket dir %s to the sandbox user: %w", dir, err)
+	}
+	return nil
+}
+
+// rollback removes what a failed Create made. It runs on its own context:
+// a Create that failed because its caller gave up must still clean up.
+func (p *Provider) rollback(ctx context.Context, id, containerID, dir string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
+	defer cancel()
+	if containerID != "" {
+		err := p.cli.ContainerRemove(ctx, containerID, container.RemoveOptions{Force: true, RemoveVolumes: true})
+		if err != nil && !cerrdefs.IsNotFound(err) {
+			p.log.Error("roll back sandbox: remove container", "sandbox_id", id,
+				"container_id", short(containerID), "error", err)
+		}
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		p.log.Error("roll back sandbox: remove socket dir", "sandbox_id", id, "error", err)
+	}
+}
+
+// engineErr marks errors that mean the engine could not be reached.
+func engineErr(err error) error {
+	if client.IsErrConnectionFailed(err) {
+		return fmt.Errorf("%w: %w", sandbox.ErrUnavailable, err)
+	}
+	return err
+}
+
+// short returns the 12-character form of a container id, as docker ps.
+func short(containerID string) string {
+	if len(containerID) > 12 {
+		return containerID[:12]
+	}
+	return containerID
+}

@@ -1,0 +1,233 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/docker/docker/client"
+
+	"github.com/sandgate/sandgate/sandbox"
+)
+
+// Paths inside the container. The runner is started as
+// RunnerPath --socket ContainerSocketPath --workspace WorkspaceDir.
+const (
+	// RunnerPath is where the runner binary is mounted, read-only.
+	RunnerPath = "/opt/sandgate/runner"
+	// SocketDirPath is the container directory that holds the runner socket;
+	// it is the sandbox's own host socket directory, bind-mounted.
+	SocketDirPath = "/run/sandgate"
+	// SocketName is the file name of the runner socket, in the container
+	// and in the sandbox's host socket directory.
+	SocketName = "runner.sock"
+	// ContainerSocketPath is the runner socket as the runner sees it.
+	ContainerSocketPath = SocketDirPath + "/" + SocketName
+	// WorkspaceDir is the sandbox user's home and working directory.
+	WorkspaceDir = "/workspace"
+)
+
+// Defaults for the zero fields of Config.
+const (
+	// DefaultImage is the image images/build.sh builds.
+	DefaultImage = "sandgate/base:latest"
+	// DefaultUser is the sandbox user of sandgate images (images/base).
+	DefaultUser = "1000:1000"
+	// DefaultInstance scopes a gateway that was given no instance name.
+	DefaultInstance = "default"
+)
+
+// Config says how the provider creates sandboxes.
+type Config struct {
+	// RunnerPath is the host path of the static runner binary.
+	RunnerPath string
+	// SocketDir is the absolute host directory under which each sandbox
+	// gets its socket directory SocketDir/<id>. New creates it 0700; an
+	// existing one must already be ours and 0700.
+	SocketDir string
+	// Image is used when a Spec names none (default DefaultImage).
+	Image string
+	// User is the numeric "uid:gid" every process in a sandbox runs as
+	// (default DefaultUser). Names are refused: they would be resolved in
+	// the image, which the user may control.
+	User string
+	// Instance scopes this gateway's containers (label sandgate.instance);
+	// Get, List and Remove never see another instance's sandboxes.
+	Instance string
+	// Runtime is an optional OCI runtime such as "runsc"; empty means the
+	// engine's default.
+	Runtime string
+}
+
+// namePattern bounds sandbox ids and instance names. They become a path
+// component (SocketDir/<id>), a container name and label values, so they
+// must not contain "/" and must not be "." or "..".
+var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+
+// userPattern is a numeric uid:gid, as Docker passes it through unresolved.
+var userPattern = regexp.MustCompile(`^[0-9]{1,10}:[0-9]{1,10}$`)
+
+// withDefaults returns c with zero fields set to their defaults.
+func (c Config) withDefaults() Config {
+	if c.Image == "" {
+		c.Image = DefaultImage
+	}
+	if c.User == "" {
+		c.User = DefaultUser
+	}
+	if c.Instance == "" {
+		c.Instance = DefaultInstance
+	}
+	return c
+}
+
+// Validate checks that c, with defaults applied, can be used: a runner
+// path, an absolute SocketDir, a numeric non-root User and a well-formed
+// Instance.
+// It does not touch the file system or the engine; New does.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	if c.RunnerPath == "" {
+		return errors.New("docker provider config: runner path is empty")
+	}
+	if !filepath.IsAbs(c.SocketDir) {
+		return fmt.Errorf("docker provider config: socket dir %q must be an absolute path", c.SocketDir)
+	}
+	if _, _, err := parseUser(c.User); err != nil {
+		return fmt.Errorf("docker provider config: %w", err)
+	}
+	if !namePattern.MatchString(c.Instance) {
+		return fmt.Errorf("docker provider config: instance %q must match %s", c.Instance, namePattern)
+	}
+	return nil
+}
+
+// parseUser splits a numeric "uid:gid" and refuses root's uid and gid.
+func parseUser(user string) (uid, gid int, err error) {
+	if !userPattern.MatchString(user) {
+		return 0, 0, fmt.Errorf("user %q must be numeric uid:gid", user)
+	}
+	u, g, _ := strings.Cut(user, ":")
+	uid, errU := strconv.Atoi(u)
+	gid, errG := strconv.Atoi(g)
+	if errU != nil || errG != nil {
+		return 0, 0, fmt.Errorf("user %q: uid or gid out of range", user)
+	}
+	if uid == 0 || gid == 0 {
+		return 0, 0, fmt.Errorf("user %q: sandboxes never run as root or group root", user)
+	}
+	return uid, gid, nil
+}
+
+// Provider creates sandboxes as containers of one Docker Engine. It is
+// safe for concurrent use.
+type Provider struct {
+	cli      *client.Client
+	cfg      Config
+	uid, gid int
+	log      *slog.Logger
+}
+
+var _ sandbox.Provider = (*Provider)(nil)
+
+// New connects to the engine named by the environment (DOCKER_HOST etc.),
+// checks that it answers and that the runner binary exists, and creates
+// cfg.SocketDir.
+func New(ctx context.Context, cfg Config, log *slog.Logger) (*Provider, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	uid, gid, _ := parseUser(cfg.User) // checked by Validate
+	runner, err := checkRunner(cfg.RunnerPath)
+	if err != nil {
+		return nil, err
+	}
+	cfg.RunnerPath = runner
+	cfg.SocketDir = filepath.Clean(cfg.SocketDir)
+	if err := makeSocketRoot(cfg.SocketDir); err != nil {
+		return nil, err
+	}
+
+	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		return nil, fmt.Errorf("%w: configure docker client: %v", sandbox.ErrUnavailable, err)
+	}
+	if _, err := cli.Ping(ctx); err != nil {
+		cli.Close()
+		return nil, fmt.Errorf("%w: ping docker engine at %s: %v (start dockerd or set DOCKER_HOST)",
+			sandbox.ErrUnavailable, cli.DaemonHost(), err)
+	}
+	log = log.With("provider", "docker", "instance", cfg.Instance)
+	return &Provider{cli: cli, cfg: cfg, uid: uid, gid: gid, log: log}, nil
+}
+
+// checkRunner returns the absolute path of the runner binary after checking
+// that it is a regular file the sandbox user can execute: the bind mount
+// keeps host permission bits, and the sandbox user is neither owner nor
+// group on the host.
+func checkRunner(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("resolve runner path %s: %w", path, err)
+	}
+	fi, err := os.Stat(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("%w: %s does not exist (run `make build`)", sandbox.ErrRunnerMissing, abs)
+	}
+	if err != nil {
+		return "", fmt.Errorf("check runner binary %s: %w", abs, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("%w: %s is not a regular file (run `make build`)", sandbox.ErrRunnerMissing, abs)
+	}
+	if fi.Mode().Perm()&0o005 != 0o005 {
+		return "", fmt.Errorf("check runner binary %s: mode %v is not readable and executable by others; the sandbox user could not start it (chmod 0755)", abs, fi.Mode().Perm())
+	}
+	return abs, nil
+}
+
+// makeSocketRoot creates dir 0700 or checks that an existing dir is a
+// directory of ours that no one else may enter. It never chmods an existing
+// dir: a misconfigured SocketDir=/tmp must fail, not lock the host's /tmp.
+// 0700 is what makes the per-sandbox dirs below safe whatever their own
+// mode: no other host user can reach them.
+func makeSocketRoot(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create socket dir %s: %w", dir, err)
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("check socket dir %s: %w", dir, err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("check socket dir %s: not a directory", dir)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
+		return fmt.Errorf("check socket dir %s: owned by uid %d, not by this process (uid %d); use a dedicated dir", dir, st.Uid, os.Geteuid())
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return fmt.Errorf("check socket dir %s: mode %v lets other users in; use a dedicated dir with mode 0700", dir, fi.Mode().Perm())
+	}
+	return nil
+}
+
+// Close releases the connection to the engine. Sandboxes keep running.
+func (p *Provider) Close() error {
+	return p.cli.Close()
+}
+
+// socketHostDir returns the sandbox's socket directory on the host. id must
+// have passed namePattern, which keeps the result a direct child of
+// SocketDir.
+func (p *Provider) socketHostDir(id string) string {
+	return filepath.Join(p.cfg.SocketDir, id)
+}

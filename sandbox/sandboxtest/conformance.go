@@ -1,0 +1,224 @@
+package sandboxtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/sandgate/sandgate/sandbox"
+)
+
+// Conformance runs the behaviour every sandbox.Provider must show against
+// providers made by newProvider, creating sandboxes from image. Subtests
+// run in parallel and each calls newProvider; the provider it returns must
+// be cleaned up by newProvider's own t.Cleanup. Owners and sessions are
+// random, so the suite tolerates other sandboxes in the same provider.
+func Conformance(t *testing.T, newProvider func(t *testing.T) sandbox.Provider, image string) {
+	t.Run("Lifecycle", func(t *testing.T) {
+		t.Parallel()
+		testLifecycle(t, newProvider(t), image)
+	})
+	t.Run("DistinctIDs", func(t *testing.T) {
+		t.Parallel()
+		p := newProvider(t)
+		a, b := create(t, p, spec(image)), create(t, p, spec(image))
+		if a.ID() == b.ID() {
+			t.Fatalf("two sandboxes share id %s", a.ID())
+		}
+		dial(t, a)
+		dial(t, b)
+	})
+	t.Run("SpecID", func(t *testing.T) {
+		t.Parallel()
+		p := newProvider(t)
+		s := spec(image)
+		s.ID = "conformance-" + randomHex(8)
+		if sb := create(t, p, s); sb.ID() != s.ID {
+			t.Fatalf("ID() = %q, want the spec's %q", sb.ID(), s.ID)
+		}
+	})
+	t.Run("Destroy", func(t *testing.T) {
+		t.Parallel()
+		p := newProvider(t)
+		sb := create(t, p, spec(image))
+		if err := sb.Destroy(t.Context()); err != nil {
+			t.Fatalf("Destroy: %v", err)
+		}
+		if _, err := p.Get(t.Context(), sb.ID()); !errors.Is(err, sandbox.ErrNotFound) {
+			t.Errorf("Get after Destroy: err = %v, want ErrNotFound", err)
+		}
+		if conn, err := sb.Dial(t.Context()); err == nil {
+			conn.Close()
+			t.Errorf("Dial after Destroy succeeded")
+		}
+	})
+	t.Run("MissingImage", func(t *testing.T) {
+		t.Parallel()
+		p := newProvider(t)
+		s := spec("sandgate/conformance-missing:" + randomHex(8))
+		sb, err := p.Create(t.Context(), s)
+		if err == nil {
+			sb.Destroy(context.WithoutCancel(t.Context()))
+		}
+		if !errors.Is(err, sandbox.ErrImageMissing) {
+			t.Fatalf("Create with a missing image: err = %v, want ErrImageMissing", err)
+		}
+		assertNone(t, p, sandbox.Filter{Owner: s.Owner})
+	})
+	t.Run("MissingID", func(t *testing.T) {
+		t.Parallel()
+		p := newProvider(t)
+		id := randomHex(16)
+		if _, err := p.Get(t.Context(), id); !errors.Is(err, sandbox.ErrNotFound) {
+			t.Errorf("Get(missing): err = %v, want ErrNotFound", err)
+		}
+		if err := p.Remove(t.Context(), id); !errors.Is(err, sandbox.ErrNotFound) {
+			t.Errorf("Remove(missing): err = %v, want ErrNotFound", err)
+		}
+	})
+	t.Run("CancelledCreateLeavesNothing", func(t *testing.T) {
+		t.Parallel()
+		testCancelledCreate(t, newProvider(t), image)
+	})
+}
+
+// testLifecycle walks one sandbox through create, get, list, dial, remove.
+func testLifecycle(t *testing.T, p sandbox.Provider, image string) {
+	ctx := t.Context()
+	s := spec(image)
+	before := time.Now()
+	sb := create(t, p, s)
+	id := sb.ID()
+	if len(id) < 22 { // 128 bits are at least 22 characters in any common encoding
+		t.Errorf("ID() = %q: too short for 128 random bits", id)
+	}
+	info := sb.Info()
+	if info.ID != id || info.Owner != s.Owner || info.Session != s.Session || info.Image != image {
+		t.Errorf("Info() = %+v, want id %s, owner %s, session %s, image %s", info, id, s.Owner, s.Session, image)
+	}
+	if !info.ExpiresAt.Equal(s.ExpiresAt) {
+		t.Errorf("Info().ExpiresAt = %v, want %v", info.ExpiresAt, s.ExpiresAt)
+	}
+	if info.CreatedAt.Before(before.Add(-time.Second)) || info.CreatedAt.After(time.Now().Add(time.Second)) {
+		t.Errorf("Info().CreatedAt = %v, want about %v", info.CreatedAt, before)
+	}
+
+	got, err := p.Get(ctx, id)
+	if err != nil {
+		t.Fatalf("Get(%s): %v", id, err)
+	}
+	if gi := got.Info(); gi.ID != id || gi.Owner != s.Owner || gi.Session != s.Session || !gi.ExpiresAt.Equal(s.ExpiresAt) {
+		t.Errorf("Get(%s).Info() = %+v, want the created sandbox %+v", id, gi, info)
+	}
+	dial(t, got)
+	dial(t, sb)
+
+	for _, f := range []sandbox.Filter{{Owner: s.Owner}, {Session: s.Session}, {Owner: s.Owner, Session: s.Session}} {
+		if ids := listIDs(t, p, f); !slices.Equal(ids, []string{id}) {
+			t.Errorf("List(%+v) = %v, want [%s]", f, ids, id)
+		}
+	}
+	assertNone(t, p, sandbox.Filter{Owner: "other-" + s.Owner})
+	assertNone(t, p, sandbox.Filter{Owner: s.Owner, Session: "other-" + s.Session})
+	if ids := listIDs(t, p, sandbox.Filter{}); !slices.Contains(ids, id) {
+		t.Errorf("List({}) = %v, want it to contain %s", ids, id)
+	}
+
+	if err := p.Remove(ctx, id); err != nil {
+		t.Fatalf("Remove(%s): %v", id, err)
+	}
+	if _, err := p.Get(ctx, id); !errors.Is(err, sandbox.ErrNotFound) {
+		t.Errorf("Get after Remove: err = %v, want ErrNotFound", err)
+	}
+	if err := p.Remove(ctx, id); !errors.Is(err, sandbox.ErrNotFound) {
+		t.Errorf("second Remove: err = %v, want ErrNotFound", err)
+	}
+	assertNone(t, p, sandbox.Filter{Owner: s.Owner})
+}
+
+// testCancelledCreate cancels a Create part-way and checks that it left
+// nothing behind, whatever step it was at.
+func testCancelledCreate(t *testing.T, p sandbox.Provider, image string) {
+	s := spec(image)
+	for _, after := range []time.Duration{time.Millisecond, 20 * time.Millisecond, 80 * time.Millisecond} {
+		ctx, cancel := context.WithTimeout(t.Context(), after)
+		sb, err := p.Create(ctx, s)
+		cancel()
+		if err == nil { // faster than the deadline: fine, but clean up
+			if err := sb.Destroy(t.Context()); err != nil {
+				t.Fatalf("Destroy: %v", err)
+			}
+		}
+		assertNone(t, p, sandbox.Filter{Owner: s.Owner})
+	}
+}
+
+// spec returns a Spec with a fresh random owner and session.
+func spec(image string) sandbox.Spec {
+	return sandbox.Spec{
+		Image:     image,
+		Owner:     "owner-" + randomHex(8),
+		Session:   "session-" + randomHex(8),
+		ExpiresAt: time.Now().Add(time.Hour).UTC().Truncate(time.Second),
+	}
+}
+
+// create makes a sandbox and removes it when t ends (if still there).
+func create(t *testing.T, p sandbox.Provider, s sandbox.Spec) sandbox.Sandbox {
+	t.Helper()
+	sb, err := p.Create(t.Context(), s)
+	if err != nil {
+		t.Fatalf("Create(%+v): %v", s, err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := p.Remove(ctx, sb.ID()); err != nil && !errors.Is(err, sandbox.ErrNotFound) {
+			t.Errorf("cleanup: Remove(%s): %v", sb.ID(), err)
+		}
+	})
+	return sb
+}
+
+// dial checks that the runner of sb accepts a connection.
+func dial(t *testing.T, sb sandbox.Sandbox) {
+	t.Helper()
+	conn, err := sb.Dial(t.Context())
+	if err != nil {
+		t.Fatalf("Dial(%s): %v", sb.ID(), err)
+	}
+	conn.Close()
+}
+
+// listIDs returns the ids List reports for f.
+func listIDs(t *testing.T, p sandbox.Provider, f sandbox.Filter) []string {
+	t.Helper()
+	infos, err := p.List(t.Context(), f)
+	if err != nil {
+		t.Fatalf("List(%+v): %v", f, err)
+	}
+	ids := make([]string, len(infos))
+	for i, in := range infos {
+		ids[i] = in.ID
+	}
+	return ids
+}
+
+// assertNone fails t if List reports any sandbox for f.
+func assertNone(t *testing.T, p sandbox.Provider, f sandbox.Filter) {
+	t.Helper()
+	if ids := listIDs(t, p, f); len(ids) != 0 {
+		t.Errorf("List(%+v) = %v, want none", f, ids)
+	}
+}
+
+// randomHex returns n random bytes in hex.
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,5 @@
+// Package sandboxtest holds test helpers for sandbox providers: a Docker
+// presence check that cannot let CI pass by skipping, a builder for the
+// runner binary, and Conformance, the behaviour every sandbox.Provider
+// must show.
+package sandboxtest

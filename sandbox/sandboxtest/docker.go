@@ -1,0 +1,76 @@
+package sandboxtest
+
+import (
+	"context"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/client"
+)
+
+// pingTimeout bounds the Docker presence check; a local engine answers in
+// milliseconds.
+const pingTimeout = 10 * time.Second
+
+// pingDocker is the engine check, done once per test process.
+var pingDocker = sync.OnceValue(func() error {
+	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), pingTimeout)
+	defer cancel()
+	_, err = cli.Ping(ctx)
+	return err
+})
+
+// Required reports whether tests that need Docker must fail instead of
+// skipping without it: in CI (CI set to anything) or with REQUIRE_DOCKER=1.
+func Required() bool {
+	return os.Getenv("CI") != "" || os.Getenv("REQUIRE_DOCKER") == "1"
+}
+
+// RequireDocker skips t when the Docker engine cannot be reached, unless
+// Required, in which case t fails: CI must never pass by skipping. In
+// -short mode (make test-short: unit tests only) it always skips.
+func RequireDocker(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs the Docker engine; skipped in -short mode")
+	}
+	if err := pingDocker(); err != nil {
+		unavailable(t, "Docker engine unreachable (start dockerd or set DOCKER_HOST): %v", err)
+	}
+}
+
+// RequireImage calls RequireDocker, then skips or fails t, by the same
+// rule, when image is not present in the engine.
+func RequireImage(t testing.TB, image string) {
+	t.Helper()
+	RequireDocker(t)
+	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		t.Fatalf("docker client: %v", err)
+	}
+	defer cli.Close()
+	_, err = cli.ImageInspect(t.Context(), image)
+	switch {
+	case cerrdefs.IsNotFound(err):
+		unavailable(t, "image %s missing (run `make images`)", image)
+	case err != nil:
+		t.Fatalf("inspect image %s: %v", image, err)
+	}
+}
+
+// unavailable fails t if Required, else skips it.
+func unavailable(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if Required() {
+		t.Fatalf(format+" [CI or REQUIRE_DOCKER=1 is set, so this fails instead of skipping]", args...)
+	}
+	t.Skipf(format, args...)
+}
