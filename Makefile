@@ -4,9 +4,11 @@ SHELL := /bin/bash
 GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 BIN := bin
 IMAGE ?= sandgate/base:latest
+SANDGATE_HOME ?= /var/lib/sandgate
+SANDGATE_PORT ?= 8080
 export PATH := $(dir $(GO)):$(PATH)
 
-.PHONY: help setup build images run test test-short lint bench fuzz clean
+.PHONY: help setup build images run test test-short lint bench fuzz clean compose compose-down
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -35,8 +37,8 @@ lint: ## gofmt and go vet
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo 'gofmt: run gofmt -w on the files above'; exit 1; }
 	$(GO) vet ./...
 
-bench: setup build images ## measure hot-path latency (see README for the numbers)
-	REQUIRE_DOCKER=1 $(GO) test -run '^$$' -bench . -benchtime 200x -count 1 ./gateway/ ./runner/protocol/
+bench: setup build images ## measure hot-path latency through the gateway (numbers in the README)
+	REQUIRE_DOCKER=1 $(GO) test -run '^$$' -bench . -benchtime 100x -count 1 ./gateway/ ./gateway/audit/ ./sandbox/docker/
 
 fuzz: ## run each fuzz target for FUZZTIME (default 30s)
 	@for pkg_target in $$($(GO) test -list 'Fuzz.*' ./... 2>/dev/null | awk '/^ok/{pkg=$$2} /^Fuzz/{print pkg" "$$1}' | tr ' ' ':'); do \
@@ -44,6 +46,15 @@ fuzz: ## run each fuzz target for FUZZTIME (default 30s)
 	  echo "fuzz $$pkg $$target"; \
 	  $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $${FUZZTIME:-30s} $$pkg || exit 1; \
 	done
+
+compose: setup images ## run the gateway as a container (deploy/compose.yaml) on 127.0.0.1:$(SANDGATE_PORT), state in $(SANDGATE_HOME)
+	@mkdir -p $(BIN) $(SANDGATE_HOME)/var
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/ ./cmd/gateway ./cmd/runner
+	install -D -m 0755 $(BIN)/runner $(SANDGATE_HOME)/bin/runner
+	SANDGATE_HOME=$(SANDGATE_HOME) SANDGATE_PORT=$(SANDGATE_PORT) docker-compose -p sandgate -f deploy/compose.yaml up -d --build
+
+compose-down: ## stop the compose gateway (it removes its sandboxes first)
+	docker-compose -p sandgate -f deploy/compose.yaml down
 
 clean: ## remove build output (not var/)
 	rm -rf $(BIN)

@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"net/http"
 	"os"
 	"testing"
 )
@@ -14,5 +15,21 @@ func writeFile(t *testing.T, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// deleteSession ends a legacy session the way a client does: DELETE.
+func deleteSession(t testing.TB, url, sid string) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodDelete, url, nil)
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("DELETE status %d", resp.StatusCode)
 	}
 }

@@ -2,7 +2,6 @@ package gateway_test
 
 import (
 	"context"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -52,18 +51,7 @@ func TestDeleteRemovesContainer(t *testing.T) {
 	if n := len(tg.containers(t)); n != 1 {
 		t.Fatalf("%d containers, want 1", n)
 	}
-	sid := c.GetSessionId()
-	req, _ := http.NewRequestWithContext(t.Context(), http.MethodDelete, tg.URL, nil)
-	req.Header.Set("Mcp-Session-Id", sid)
-	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("DELETE status %d", resp.StatusCode)
-	}
+	deleteSession(t, tg.URL, c.GetSessionId())
 	if n := len(tg.containers(t)); n != 0 {
 		t.Fatalf("%d containers after DELETE, want 0", n)
 	}

@@ -43,7 +43,7 @@ type testGateway struct {
 }
 
 // startGateway starts a gateway; mutate adjusts its config.
-func startGateway(t *testing.T, mutate func(*gateway.Config)) *testGateway {
+func startGateway(t testing.TB, mutate func(*gateway.Config)) *testGateway {
 	t.Helper()
 	sandboxtest.RequireImage(t, testImage)
 	runner := sandboxtest.RunnerBinary(t)
@@ -59,7 +59,7 @@ func startGateway(t *testing.T, mutate func(*gateway.Config)) *testGateway {
 	return tg
 }
 
-func (tg *testGateway) start(t *testing.T, runner string, mutate func(*gateway.Config)) {
+func (tg *testGateway) start(t testing.TB, runner string, mutate func(*gateway.Config)) {
 	t.Helper()
 	ctx := t.Context()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -110,7 +110,7 @@ func (tg *testGateway) crash() {
 }
 
 // containers lists this test gateway's live sandboxes.
-func (tg *testGateway) containers(t *testing.T) []sandbox.Info {
+func (tg *testGateway) containers(t testing.TB) []sandbox.Info {
 	t.Helper()
 	infos, err := tg.Provider.List(t.Context(), sandbox.Filter{})
 	if err != nil {
@@ -120,18 +120,18 @@ func (tg *testGateway) containers(t *testing.T) []sandbox.Info {
 }
 
 // legacyClient connects a 2025-11-25 client (one sandbox per Mcp-Session-Id).
-func legacyClient(t *testing.T, url string) *client.Client {
+func legacyClient(t testing.TB, url string) *client.Client {
 	t.Helper()
 	return connect(t, url, client.WithProtocolVersion("2025-11-25"))
 }
 
 // modernClient connects a sessionless 2026-07-28 client.
-func modernClient(t *testing.T, url string) *client.Client {
+func modernClient(t testing.TB, url string) *client.Client {
 	t.Helper()
 	return connect(t, url)
 }
 
-func connect(t *testing.T, url string, opts ...client.ClientOption) *client.Client {
+func connect(t testing.TB, url string, opts ...client.ClientOption) *client.Client {
 	t.Helper()
 	tr, err := transport.NewStreamableHTTP(url)
 	if err != nil {
@@ -152,7 +152,7 @@ func connect(t *testing.T, url string, opts ...client.ClientOption) *client.Clie
 }
 
 // call invokes a tool and fails the test on a protocol error.
-func call(t *testing.T, c *client.Client, tool string, args map[string]any) *mcp.CallToolResult {
+func call(t testing.TB, c *client.Client, tool string, args map[string]any) *mcp.CallToolResult {
 	t.Helper()
 	res, err := callErr(t.Context(), c, tool, args)
 	if err != nil {
@@ -169,7 +169,7 @@ func callErr(ctx context.Context, c *client.Client, tool string, args map[string
 }
 
 // mustOK fails unless res is a success, and returns it.
-func mustOK(t *testing.T, tool string, res *mcp.CallToolResult) *mcp.CallToolResult {
+func mustOK(t testing.TB, tool string, res *mcp.CallToolResult) *mcp.CallToolResult {
 	t.Helper()
 	if res.IsError {
 		t.Fatalf("%s: unexpected isError: %s", tool, text(res))
@@ -187,7 +187,7 @@ func text(res *mcp.CallToolResult) string {
 }
 
 // structuredAs decodes a result's structuredContent into T.
-func structuredAs[T any](t *testing.T, res *mcp.CallToolResult) T {
+func structuredAs[T any](t testing.TB, res *mcp.CallToolResult) T {
 	t.Helper()
 	var v T
 	b, err := json.Marshal(res.StructuredContent)
@@ -217,7 +217,7 @@ type execResult struct {
 	ProcessID       string `json:"process_id"`
 }
 
-func shell(t *testing.T, c *client.Client, command string, extra map[string]any) (execResult, *mcp.CallToolResult) {
+func shell(t testing.TB, c *client.Client, command string, extra map[string]any) (execResult, *mcp.CallToolResult) {
 	t.Helper()
 	args := map[string]any{"command": command}
 	for k, v := range extra {
@@ -234,7 +234,7 @@ func randHex(n int) string {
 }
 
 // auditRecords reads every record of the audit log.
-func auditRecords(t *testing.T, path string) []audit.Event {
+func auditRecords(t testing.TB, path string) []audit.Event {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -254,7 +254,7 @@ func auditRecords(t *testing.T, path string) []audit.Event {
 
 // restart starts a new gateway on the same var dir and instance as old,
 // as a restarted process would.
-func restart(t *testing.T, old *testGateway) *testGateway {
+func restart(t testing.TB, old *testGateway) *testGateway {
 	t.Helper()
 	tg := &testGateway{Instance: old.Instance, VarDir: old.VarDir}
 	tg.start(t, sandboxtest.RunnerBinary(t), nil)

@@ -27,8 +27,8 @@ type sandboxes struct {
 
 	mu        sync.Mutex
 	byID      map[string]*box
-	bySession map[string]*box            // the session's default sandbox
-	creating  map[string]chan struct{}   // session → closed when its first create finishes
+	bySession map[string]*box          // the session's default sandbox
+	creating  map[string]chan struct{} // session → closed when its first create finishes
 }
 
 func newSandboxes(p sandbox.Provider, cfg Config, sink audit.Sink, log *slog.Logger) *sandboxes {
@@ -157,7 +157,11 @@ func (m *sandboxes) destroy(ctx context.Context, b *box, p Principal, reason str
 		ev.Outcome, ev.Error = "error", err.Error()
 	}
 	m.appendAudit(ctx, ev)
-	m.log.Info("sandbox destroyed", "sandbox_id", b.id(), "session_id", b.session, "reason", reason, "error", err)
+	if err != nil {
+		m.log.Warn("destroy sandbox", "sandbox_id", b.id(), "session_id", b.session, "reason", reason, "error", err)
+	} else {
+		m.log.Info("sandbox destroyed", "sandbox_id", b.id(), "session_id", b.session, "reason", reason)
+	}
 	return err
 }
 

@@ -39,8 +39,19 @@ func toolDefs() []toolDef {
 	defs = append(defs, codeTools()...)
 	defs = append(defs, sandboxTools()...)
 	defs = append(defs, auditTools()...)
+	for i := range defs {
+		a := &defs[i].tool.Annotations
+		// Sandboxes have no network: no tool reaches beyond the sandbox
+		// and the gateway, whatever mcp-go's default says.
+		a.OpenWorldHint = ptr(false)
+		if a.ReadOnlyHint != nil && *a.ReadOnlyHint {
+			a.IdempotentHint = ptr(true)
+		}
+	}
 	return defs
 }
+
+func ptr[T any](v T) *T { return &v }
 
 func allToolNames() []string {
 	var names []string

@@ -24,7 +24,7 @@ var codeLanguages = []string{"python", "node", "bash"}
 func codeTools() []toolDef {
 	return []toolDef{
 		{category: catCode, needsBox: true, summary: summarize("language"), run: runCode,
-			tool: mcp.NewTool("run_code", mcp.WithInputSchema[runCodeArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false),
+			tool: mcp.NewTool("run_code", mcp.WithInputSchema[runCodeArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
 				mcp.WithDescription("Run a snippet of python, node or bash in the sandbox, with the same streaming, limits and result as run_shell."))},
 	}
 }

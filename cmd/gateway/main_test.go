@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sandgate/sandgate/gateway/audit"
+)
+
+func TestParseConfig(t *testing.T) {
+	t.Setenv("SANDGATE_MEMORY", "1GiB")
+	t.Setenv("SANDGATE_CALL_TIMEOUT", "5s")
+	c, err := parseConfig([]string{"--pids", "64", "--disable-tools", "run_code, audit_log", "--workspace-size", "100M"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := c.Gateway
+	if g.Limits.MemoryBytes != 1<<30 || g.Limits.CallTimeout != 5*time.Second || g.Limits.Pids != 64 || g.Limits.WorkspaceBytes != 100<<20 {
+		t.Fatalf("limits from flags and env: %+v", g.Limits)
+	}
+	if len(g.DisabledTools) != 2 || g.DisabledTools[1] != "audit_log" || g.Addr != "127.0.0.1:8080" {
+		t.Fatalf("config: %+v", g)
+	}
+	for _, bad := range [][]string{{"--memory", "lots"}, {"--log-level", "loud"}, {"stray"}} {
+		if _, err := parseConfig(bad, &bytes.Buffer{}); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+}
+
+func TestParseBytes(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]int64{"512MiB": 512 << 20, "1GiB": 1 << 30, "1.5G": 3 << 29, "64K": 64 << 10, "4096": 4096} {
+		if got, err := parseBytes("x", in); err != nil || got != want {
+			t.Errorf("parseBytes(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "-1MiB", "0", "ten", "5XB"} {
+		if _, err := parseBytes("x", in); err == nil {
+			t.Errorf("parseBytes(%q) accepted", in)
+		}
+	}
+}
+
+func TestRefusesPublicAddressWithoutAuth(t *testing.T) {
+	err := run(t.Context(), []string{"--addr", "0.0.0.0:0", "--var", t.TempDir()}, &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "not loopback") {
+		t.Fatalf("want a refusal naming loopback, got %v", err)
+	}
+}
+
+func TestDockerUnreachableIsAClearError(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+	runner := filepath.Join(t.TempDir(), "runner")
+	os.WriteFile(runner, []byte("#!/bin/sh\n"), 0o755)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	err := run(ctx, []string{"--addr", "127.0.0.1:0", "--var", t.TempDir(), "--runner", runner}, &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(strings.ToLower(err.Error()), "docker") {
+		t.Fatalf("want an error about the Docker engine, got %v", err)
+	}
+}
+
+func TestAuditVerifyCommand(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	sink, err := audit.OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []audit.Kind{audit.KindSessionStart, audit.KindToolStart, audit.KindToolEnd} {
+		if err := sink.Append(t.Context(), &audit.Event{Kind: k, Principal: audit.Principal{Issuer: "local", Subject: "me"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sink.Close()
+	var out bytes.Buffer
+	if err := run(t.Context(), []string{"audit", "verify", path}, &out, &out); err != nil || !strings.Contains(out.String(), "3 records, chain intact") {
+		t.Fatalf("verify intact log: %v %q", err, out.String())
+	}
+	b, _ := os.ReadFile(path)
+	lines := strings.SplitAfter(string(b), "\n")
+	lines[1] = strings.Replace(lines[1], `"subject":"me"`, `"subject":"eve"`, 1)
+	os.WriteFile(path, []byte(strings.Join(lines, "")), 0o600)
+	err = run(t.Context(), []string{"audit", "verify", path}, &out, &out)
+	if err == nil || !strings.Contains(err.Error(), "line 2") {
+		t.Fatalf("verify tampered log: %v", err)
+	}
+	if err := run(t.Context(), []string{"audit", "check"}, &out, &out); err == nil || !strings.Contains(err.Error(), "usage") {
+		t.Fatalf("bad subcommand: %v", err)
+	}
+}

@@ -1,0 +1,81 @@
+package gateway_test
+
+import (
+	"os/exec"
+
+	"github.com/mark3labs/mcp-go/client"
+	"strings"
+	"testing"
+)
+
+// The speed goals of the core issue, measured end to end: an MCP client
+// on loopback, the gateway, the runner connection, a real container.
+// `make bench` runs these; the README reports the numbers.
+
+func BenchmarkRunShellEcho(b *testing.B) {
+	c := benchSession(b)
+	b.ResetTimer()
+	for b.Loop() {
+		res, err := callErr(b.Context(), c, "run_shell", map[string]any{"command": "echo hi"})
+		if err != nil || res.IsError || !strings.HasPrefix(text(res), "hi\n") {
+			b.Fatalf("run_shell echo: %v %v", err, res)
+		}
+	}
+}
+
+func BenchmarkReadFile1KiB(b *testing.B) {
+	c := benchSession(b)
+	content := strings.Repeat("x", 1023) + "\n"
+	if res, err := callErr(b.Context(), c, "write_file", map[string]any{"path": "kib.txt", "content": content}); err != nil || res.IsError {
+		b.Fatalf("write_file: %v", err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		res, err := callErr(b.Context(), c, "read_file", map[string]any{"path": "kib.txt"})
+		if err != nil || res.IsError || len(text(res)) != 1024 {
+			b.Fatalf("read_file: %v", err)
+		}
+	}
+}
+
+// BenchmarkDockerExecEcho is the baseline a hand-rolled `docker exec`
+// gateway pays per call, against the same kind of container.
+func BenchmarkDockerExecEcho(b *testing.B) {
+	c := benchSession(b)
+	info := structuredAs[map[string]any](b, mustOK(b, "sandbox_info", call(b, c, "sandbox_info", nil)))
+	cid := info["container_id"].(string)
+	b.ResetTimer()
+	for b.Loop() {
+		out, err := exec.Command("docker", "exec", cid, "echo", "hi").CombinedOutput()
+		if err != nil || string(out) != "hi\n" {
+			b.Fatalf("docker exec: %v %s", err, out)
+		}
+	}
+}
+
+// BenchmarkSessionFirstCall is a new session's first tool call: it pays
+// for creating and starting the container.
+func BenchmarkSessionFirstCall(b *testing.B) {
+	tg := startGateway(b, nil)
+	for b.Loop() {
+		b.StopTimer()
+		c := legacyClient(b, tg.URL)
+		b.StartTimer()
+		res, err := callErr(b.Context(), c, "run_shell", map[string]any{"command": "true"})
+		if err != nil || res.IsError {
+			b.Fatalf("first call: %v", err)
+		}
+		b.StopTimer()
+		deleteSession(b, tg.URL, c.GetSessionId())
+		c.Close()
+		b.StartTimer()
+	}
+}
+
+// benchSession starts a gateway and a session whose sandbox already exists.
+func benchSession(b *testing.B) *client.Client {
+	tg := startGateway(b, nil)
+	c := legacyClient(b, tg.URL)
+	mustOK(b, "warm up", call(b, c, "run_shell", map[string]any{"command": "true"}))
+	return c
+}

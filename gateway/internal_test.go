@@ -1,0 +1,95 @@
+package gateway
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestSessionIDs(t *testing.T) {
+	t.Parallel()
+	s := newSessions(nil)
+	seen := map[string]bool{}
+	for range 1000 {
+		id := s.Generate()
+		if len(id) != 43 || seen[id] {
+			t.Fatalf("session id %q: want 43 base64url chars (256 bits), unique", id)
+		}
+		seen[id] = true
+	}
+	id := s.Generate()
+	if term, err := s.Validate(id); term || err != nil {
+		t.Fatalf("fresh id: terminated=%v err=%v", term, err)
+	}
+	if s.ownedBy(id, "alice") {
+		t.Fatal("an unbound session belongs to nobody")
+	}
+	s.bind(id, "alice")
+	s.bind(id, "mallory") // a second bind never steals a session
+	if !s.ownedBy(id, "alice") || s.ownedBy(id, "mallory") {
+		t.Fatal("binding is wrong")
+	}
+	if _, err := s.Validate("made-up"); err == nil {
+		t.Fatal("an unknown id validated")
+	}
+	ended := ""
+	s.onEnd = func(id, reason string) { ended = id + " " + reason }
+	s.Terminate(id)
+	if term, _ := s.Validate(id); !term || ended != id+" client DELETE" || s.ownedBy(id, "alice") {
+		t.Fatalf("after Terminate: terminated=%v ended=%q", term, ended)
+	}
+}
+
+func TestOutputKeepsSplitUTF8(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		chunks []string
+		want   string
+	}{
+		{"ascii", []string{"ab", "cd"}, "abcd"},
+		{"two-byte rune split", []string{"caf\xc3", "\xa9!"}, "café!"},
+		{"four-byte rune split thrice", []string{"\xf0", "\x9f\x98", "\x80"}, "😀"},
+		{"invalid bytes replaced", []string{"a\xffb"}, "a\uFFFDb"},
+		{"dangling start at the end", []string{"x\xe2\x82"}, "x\uFFFD"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := &output{}
+			for _, c := range tt.chunks {
+				o.stdout.WriteString(o.decode(0, []byte(c)))
+			}
+			o.flush()
+			if got := o.stdout.String(); got != tt.want {
+				t.Fatalf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestEnabledTools(t *testing.T) {
+	t.Parallel()
+	names := func(cfg Config) []string {
+		var out []string
+		for _, d := range enabledTools(cfg) {
+			out = append(out, d.tool.Name)
+		}
+		return out
+	}
+	if got := names(Config{}); len(got) != 15 {
+		t.Fatalf("default tool set has %d tools: %v", len(got), got)
+	}
+	got := names(Config{Categories: []string{catFiles}, DisabledTools: []string{"write_file", "edit_file"}})
+	if !slices.Equal(got, []string{"read_file", "list_directory", "file_info", "search_files"}) {
+		t.Fatalf("files minus writes: %v", got)
+	}
+	got = names(Config{EnabledTools: []string{"run_shell", "audit_log"}})
+	if !slices.Equal(got, []string{"run_shell", "audit_log"}) {
+		t.Fatalf("only run_shell and audit_log: %v", got)
+	}
+	for _, d := range toolDefs() {
+		if d.tool.Annotations.ReadOnlyHint == nil || d.tool.Annotations.DestructiveHint == nil || strings.TrimSpace(d.tool.Description) == "" {
+			t.Errorf("tool %s lacks a description or annotations", d.tool.Name)
+		}
+	}
+}
