@@ -92,3 +92,11 @@ func envValue(pid int, key string) (string, bool) {
 	}
 	return "", false
 }
+
+// envEmptyOrGone reports whether pid's environment reads as empty (it
+// does for a moment during exec, and always after the environment was
+// cleared) or pid is gone.
+func envEmptyOrGone(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	return len(b) == 0 && (err == nil || os.IsNotExist(err))
+}

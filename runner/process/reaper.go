@@ -72,29 +72,51 @@ func (r *registry) isRoot(pid int) bool {
 }
 
 // owner returns the live tree that p belongs to by session, group,
-// earlier sighting or marker (rules 1 and 3 of tree), or nil.
-func (r *registry) owner(p procStat) *tree {
+// marker or earlier sighting (rules 1 and 3 of tree), or nil; envEmpty
+// reports that p's environment read as empty, so that the marker could not
+// be checked. The marker wins over an earlier sighting.
+func (r *registry) owner(p procStat) (t *tree, envEmpty bool) {
 	r.mu.Lock()
-	t := r.byRoot[p.sid]
+	t = r.byRoot[p.sid]
 	if t == nil {
 		t = r.byRoot[p.pgrp]
 	}
-	for _, c := range r.byRoot {
-		if t == nil && c.knows(p) {
-			t = c
-		}
-	}
 	r.mu.Unlock()
-	if t != nil || p.zombie() {
-		return t
+	if t != nil {
+		return t, false
 	}
-	id, ok := envValue(p.pid, markerVar)
-	if !ok {
-		return nil
+	if !p.zombie() {
+		id, ok := envValue(p.pid, markerVar)
+		r.mu.Lock()
+		t = r.byID[id]
+		r.mu.Unlock()
+		if ok && t != nil {
+			return t, false
+		}
+		envEmpty = !ok && envEmptyOrGone(p.pid)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.byID[id]
+	for _, c := range r.byRoot {
+		if c.knows(p) {
+			return c, false
+		}
+	}
+	return nil, envEmpty
+}
+
+// firstCandidate reports whether t is the only live tree that could have
+// started p, an unclaimed adopted process: no other tree's root started
+// before p did.
+func (r *registry) firstCandidate(t *tree, p procStat) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, c := range r.byRoot {
+		if c != t && c.start <= p.start {
+			return false
+		}
+	}
+	return true
 }
 
 func (r *registry) loop(sigc <-chan os.Signal) {
@@ -121,7 +143,7 @@ func (r *registry) reapOrphans(now time.Time) {
 		if p.ppid != self || r.isRoot(p.pid) {
 			continue
 		}
-		t := r.owner(p)
+		t, _ := r.owner(p)
 		switch {
 		case !p.zombie():
 			if t != nil {

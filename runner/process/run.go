@@ -30,7 +30,8 @@ const (
 // MaxTimeout) and ctx, which the dispatcher cancels on the gateway's cancel
 // or a dropped connection; Close cancels every Run too. A timeout or a
 // cancellation kills the tree and still returns a result, with TimedOut or
-// Canceled set. Errors are *protocol.Error and mean nothing was started.
+// Canceled set. An error (a *protocol.Error when the cause is the
+// request's) means nothing was started and no event was emitted.
 func (m *Manager) Run(ctx context.Context, req protocol.ExecRequest, emit func(protocol.Event)) (protocol.ExecResult, error) {
 	timeout, err := m.runTimeout(req.TimeoutMs)
 	if err != nil {

@@ -33,18 +33,25 @@ const maxPasses = 50
 //  3. the marker SANDGATE_CALL=<id> in /proc/<pid>/environ: catches setsid
 //     children whose parent has exited (daemons), wherever they were
 //     re-parented.
-//  4. adopted by the runner (parent is the runner, the child subreaper) and
-//     claimed by no other live tree through 1-3, not a root, not in the
-//     runner's own session (where other packages' os/exec children live),
-//     and started after this root: catches a daemon that also cleared or
-//     rewrote its environment.
+//  4. adopted by the runner (parent is the runner, the child subreaper),
+//     claimed by no live tree through 1-3 (an environment that reads as
+//     empty is given a few passes first: it does during an exec), not a
+//     root, not in the runner's own session (where other packages' os/exec
+//     children live), started after this root and after no other live
+//     root: catches a daemon that also cleared or rewrote its environment.
+//     Only the sweep uses it; Signal delivers to 1-3 only.
 //
-// What escapes: a process that calls setsid, clears its environment and
-// escapes the runner's subtree, which only a process that changes uid can
-// (a setuid binary; the runner may not kill it anyway), and a zombie whose
-// parent escaped. Processes are never re-parented out of the runner's
-// subtree because the runner is a child subreaper. The container's cgroup
-// (its pids limit, and its removal at session end) is the backstop.
+// What escapes: a daemon (setsid and orphaned) that cleared its
+// environment while another call that started before it is still running
+// (rule 4 cannot tell whose it is), and a process that changed its uid
+// (a setuid binary), which the runner may not signal anyway. Processes
+// cannot leave the runner's subtree, because the runner is a child
+// subreaper. The container's cgroup (its pids limit, and its removal at
+// session end) is the backstop.
+//
+// Rule 4 also matches a process another package of the runner started
+// with its own session during this call; such packages must not start
+// processes with Setsid while calls run, or must accept that risk.
 type tree struct {
 	id    string // the marker's value
 	root  int
@@ -80,70 +87,6 @@ func (t *tree) account(p procStat, ru unix.Rusage) {
 	t.maxRSS = max(t.maxRSS, ru.Maxrss*1024)
 }
 
-// members returns the processes of procs that belong to t (see the type's
-// comment), excluding the root and the runner.
-func (t *tree) members(procs []procStat) []procStat {
-	children := make(map[int][]procStat)
-	in := make(map[int]bool)
-	var out []procStat
-	add := func(p procStat) {
-		if in[p.pid] || p.pid == self || p.pid == t.root || reg.isRoot(p.pid) {
-			return
-		}
-		in[p.pid] = true
-		out = append(out, p)
-	}
-	for _, p := range procs {
-		children[p.ppid] = append(children[p.ppid], p)
-		switch {
-		case p.sid == t.root || p.pgrp == t.root || t.knows(p): // rule 1, or seen before
-			add(p)
-		case p.ppid == self: // rules 3 and 4
-			if owner := reg.owner(p); owner == t || owner == nil && t.adoptable(p) {
-				add(p)
-			}
-		case !p.zombie():
-			if id, ok := envValue(p.pid, markerVar); ok && id == t.id { // rule 3
-				add(p)
-			}
-		}
-	}
-	// Rule 2: descendants of the root and of every member found so far.
-	for _, c := range children[t.root] {
-		add(c)
-	}
-	for i := 0; i < len(out); i++ {
-		for _, c := range children[out[i].pid] {
-			add(c)
-		}
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	// Keep known bounded: forget processes that are gone, and remember
-	// live members outside the root's session.
-	alive := make(map[int]uint64, len(procs))
-	for _, p := range procs {
-		alive[p.pid] = p.start
-	}
-	for pid, start := range t.known {
-		if s, ok := alive[pid]; !ok || s != start {
-			delete(t.known, pid)
-		}
-	}
-	for _, p := range out {
-		if p.sid != t.root && !p.zombie() {
-			t.known[p.pid] = p.start
-		}
-	}
-	return out
-}
-
-// adoptable reports whether an adopted process nobody claims may be t's
-// (rule 4).
-func (t *tree) adoptable(p procStat) bool {
-	return p.sid != selfSid && p.pgrp != selfPgrp && p.start >= t.start
-}
-
 // sweep kills every member of t with SIGKILL and reaps those that become
 // the runner's zombies, pass after pass, until a pass finds nothing left.
 // The root is not touched beyond the group kill: its owner reaps it after
@@ -152,12 +95,12 @@ func (t *tree) sweep(log *slog.Logger) bool {
 	backoff := time.Millisecond
 	for pass := 0; pass < maxPasses; pass++ {
 		killGroup(t.root, unix.SIGKILL)
-		ms := t.members(scanProcs())
+		ms, undecided := t.members(scanProcs(), pass)
 		isMember := make(map[int]bool, len(ms))
 		for _, m := range ms {
 			isMember[m.pid] = true
 		}
-		pending := 0
+		pending := undecided
 		for _, m := range ms {
 			switch {
 			case !m.zombie():
