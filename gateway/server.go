@@ -108,7 +108,8 @@ func (g *Server) onSessionEnd(id, reason string) {
 }
 
 func (g *Server) sweepLoop(ctx context.Context) {
-	interval := min(g.cfg.Limits.IdleTTL/4, 30*time.Second)
+	// Expiry is enforced to within a quarter of the shorter TTL.
+	interval := min(g.cfg.Limits.IdleTTL/4, g.cfg.Limits.MaxLifetime/4, 30*time.Second)
 	t := time.NewTicker(max(interval, time.Second))
 	defer t.Stop()
 	for {

@@ -89,6 +89,7 @@ func NewManager(opts Options) *Manager {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	resetIgnoredSignals()
 	reg.start(opts.Logger)
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Manager{

@@ -3,7 +3,11 @@ package process_test
 import (
 	"bytes"
 	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/sandgate/sandgate/runner/protocol"
@@ -284,4 +288,37 @@ func TestStartLimits(t *testing.T) {
 		}
 	}
 	assertClean(t, 0, "", "sleep 1005.")
+}
+
+// TestChildrenGetDefaultSignals: even when the runner itself was started
+// with SIGHUP and SIGINT ignored (as under nohup), user processes start
+// with default dispositions.
+func TestChildrenGetDefaultSignals(t *testing.T) {
+	t.Parallel()
+	if os.Getenv("SANDGATE_TEST_IGNORED_CHILD") == "1" {
+		if !signal.Ignored(syscall.SIGHUP) || !signal.Ignored(syscall.SIGINT) {
+			t.Fatal("setup: the test binary should start with SIGHUP and SIGINT ignored")
+		}
+		m := newManager(t)
+		var out strings.Builder
+		_, err := m.Run(t.Context(), protocol.ExecRequest{Command: "grep '^SigIgn' /proc/self/status"}, func(ev protocol.Event) { out.Write(ev.Data) })
+		must(t, err)
+		var mask uint64
+		if _, err := fmt.Sscanf(out.String(), "SigIgn:\t%x", &mask); err != nil {
+			t.Fatalf("parse %q: %v", out.String(), err)
+		}
+		for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGINT} {
+			if mask&(1<<(uint(sig)-1)) != 0 {
+				t.Errorf("user process starts with %v ignored (SigIgn %x)", sig, mask)
+			}
+		}
+		return
+	}
+	// Re-run this test in a child that starts with SIGHUP and SIGINT
+	// ignored: the shell's trap sets them and exec keeps them.
+	cmd := exec.Command("sh", "-c", `trap "" HUP INT; exec "$0" "$@"`, os.Args[0], "-test.run=^TestChildrenGetDefaultSignals$")
+	cmd.Env = append(os.Environ(), "SANDGATE_TEST_IGNORED_CHILD=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("child test: %v\n%s", err, out)
+	}
 }

@@ -1,0 +1,78 @@
+package gateway_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sandgate/sandgate/gateway"
+)
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v", what, within)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestIdleSessionIsEnded: a session unused for the idle TTL loses its
+// container and its id stops working.
+func TestIdleSessionIsEnded(t *testing.T) {
+	t.Parallel()
+	tg := startGateway(t, func(c *gateway.Config) { c.Limits.IdleTTL = 2 * time.Second })
+	c := legacyClient(t, tg.URL)
+	mustOK(t, "run_shell", call(t, c, "run_shell", map[string]any{"command": "true"}))
+	waitFor(t, 15*time.Second, "idle sandbox removed", func() bool { return len(tg.containers(t)) == 0 })
+	if _, err := callErr(t.Context(), c, "run_shell", map[string]any{"command": "true"}); err == nil {
+		t.Fatal("an idle-ended session still accepts calls")
+	}
+}
+
+// TestMaxLifetime: a busy sessionless sandbox is still removed at its
+// maximum lifetime.
+func TestMaxLifetime(t *testing.T) {
+	t.Parallel()
+	tg := startGateway(t, func(c *gateway.Config) { c.Limits.MaxLifetime = 3 * time.Second })
+	c := modernClient(t, tg.URL)
+	id := structuredAs[map[string]any](t, mustOK(t, "sandbox_create", call(t, c, "sandbox_create", nil)))["sandbox_id"]
+	waitFor(t, 15*time.Second, "expired sandbox removed", func() bool {
+		call(t, c, "run_shell", map[string]any{"command": "true", "sandbox_id": id}) // keep it busy
+		return len(tg.containers(t)) == 0
+	})
+}
+
+// TestShutdownRemovesEverything: a graceful stop ends every session and
+// removes every container, sessionless ones included.
+func TestShutdownRemovesEverything(t *testing.T) {
+	t.Parallel()
+	tg := startGateway(t, nil)
+	mustOK(t, "run_shell", call(t, legacyClient(t, tg.URL), "run_shell", map[string]any{"command": "true"}))
+	mustOK(t, "sandbox_create", call(t, modernClient(t, tg.URL), "sandbox_create", nil))
+	if n := len(tg.containers(t)); n != 2 {
+		t.Fatalf("%d containers, want 2", n)
+	}
+	tg.Close()
+	if n := len(tg.containers(t)); n != 0 {
+		t.Fatalf("%d containers after shutdown, want 0", n)
+	}
+}
+
+// TestSandboxQuota: one principal cannot hold more live sandboxes than the
+// configured limit, and the error says what to do.
+func TestSandboxQuota(t *testing.T) {
+	t.Parallel()
+	tg := startGateway(t, func(c *gateway.Config) { c.MaxSandboxesPerOwner = 1 })
+	c := modernClient(t, tg.URL)
+	id := structuredAs[map[string]any](t, mustOK(t, "sandbox_create", call(t, c, "sandbox_create", nil)))["sandbox_id"]
+	res := call(t, c, "sandbox_create", nil)
+	if !res.IsError || !strings.Contains(text(res), "limit 1") || !strings.Contains(text(res), "sandbox_destroy") {
+		t.Fatalf("second sandbox: isError=%v %q", res.IsError, text(res))
+	}
+	mustOK(t, "sandbox_destroy", call(t, c, "sandbox_destroy", map[string]any{"sandbox_id": id}))
+	mustOK(t, "sandbox_create after destroy", call(t, c, "sandbox_create", nil))
+}
