@@ -19,15 +19,22 @@ func TestStreamingArrivesBeforeEnd(t *testing.T) {
 	c := legacyClient(t, tg.URL)
 	mustOK(t, "warm up", call(t, c, "run_shell", map[string]any{"command": "true"}))
 
+	if err := c.SetLevel(t.Context(), mcp.SetLevelRequest{Params: mcp.SetLevelParams{Level: mcp.LoggingLevelInfo}}); err != nil {
+		t.Fatal(err)
+	}
 	var mu sync.Mutex
 	var firstAt time.Time
-	var messages []string
+	var messages, logged []string
 	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		mu.Lock()
+		defer mu.Unlock()
+		if n.Method == "notifications/message" && n.Params.AdditionalFields["logger"] == "stdout" {
+			data, _ := n.Params.AdditionalFields["data"].(string)
+			logged = append(logged, data)
+		}
 		if n.Method != "notifications/progress" {
 			return
 		}
-		mu.Lock()
-		defer mu.Unlock()
 		if msg, _ := n.Params.AdditionalFields["message"].(string); msg != "" {
 			if firstAt.IsZero() && strings.Contains(msg, "first") {
 				firstAt = time.Now()
@@ -55,6 +62,9 @@ func TestStreamingArrivesBeforeEnd(t *testing.T) {
 	}
 	if got := strings.Join(messages, ""); got != "first\nsecond\n" {
 		t.Fatalf("streamed %q", got)
+	}
+	if got := strings.Join(logged, ""); got != "first\nsecond\n" {
+		t.Fatalf("log notifications carried %q", got)
 	}
 }
 

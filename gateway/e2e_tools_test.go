@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestToolsEndToEnd drives every file, exec, code, process and sandbox tool
@@ -57,6 +58,24 @@ func TestToolsEndToEnd(t *testing.T) {
 		if !strings.Contains(found, "/workspace/src/hello.txt:3:TWO") {
 			t.Fatalf("search_files = %q", found)
 		}
+		mustOK(t, "make_directory", call(t, c, "make_directory", map[string]any{"path": "a/b/c"}))
+		mustOK(t, "move_path", call(t, c, "move_path", map[string]any{"from": "dup.txt", "to": "a/b/c/moved.txt"}))
+		if got := text(mustOK(t, "read_file", call(t, c, "read_file", map[string]any{"path": "a/b/c/moved.txt"}))); got != "b b" {
+			t.Fatalf("moved file = %q", got)
+		}
+		res = call(t, c, "remove_path", map[string]any{"path": "a"})
+		if !res.IsError || !strings.Contains(text(res), "recursive") {
+			t.Fatalf("removing a non-empty dir without recursive: %q", text(res))
+		}
+		mustOK(t, "remove_path", call(t, c, "remove_path", map[string]any{"path": "a", "recursive": true}))
+		if res := call(t, c, "file_info", map[string]any{"path": "a"}); !res.IsError {
+			t.Fatalf("a survived remove_path: %q", text(res))
+		}
+		res = call(t, c, "remove_path", map[string]any{"path": "/workspace", "recursive": true})
+		if !res.IsError {
+			t.Fatal("remove_path removed the workspace root")
+		}
+
 		res = call(t, c, "read_file", map[string]any{"path": "missing.txt"})
 		if !res.IsError || !strings.Contains(text(res), "missing.txt") {
 			t.Fatalf("missing file: isError=%v %q", res.IsError, text(res))
@@ -109,6 +128,17 @@ func TestToolsEndToEnd(t *testing.T) {
 		list := text(mustOK(t, "process_list", call(t, c, "process_list", nil)))
 		if !strings.Contains(list, r.ProcessID) || !strings.Contains(list, "running") {
 			t.Fatalf("process_list = %q", list)
+		}
+		mustOK(t, "process_input", call(t, c, "process_input", map[string]any{"process_id": r.ProcessID, "data": "hello\n"}))
+		var next float64
+		waitFor(t, 10*time.Second, "background output", func() bool {
+			out := structuredAs[map[string]any](t, mustOK(t, "process_output", call(t, c, "process_output", map[string]any{"process_id": r.ProcessID})))
+			next, _ = out["next_offset"].(float64)
+			return out["stdout"] == "got hello\n" && out["stderr"] == "bye\n"
+		})
+		more := structuredAs[map[string]any](t, mustOK(t, "process_output", call(t, c, "process_output", map[string]any{"process_id": r.ProcessID, "offset": next})))
+		if more["stdout"] != "" || more["stderr"] != "" {
+			t.Fatalf("reading from next_offset returned old output: %v", more)
 		}
 		res = call(t, c, "process_kill", map[string]any{"process_id": r.ProcessID, "signal": "SIGKILL"})
 		mustOK(t, "process_kill", res)

@@ -76,10 +76,10 @@ func TestEnabledTools(t *testing.T) {
 		}
 		return out
 	}
-	if got := names(Config{}); len(got) != 15 {
+	if got := names(Config{}); len(got) != 19 {
 		t.Fatalf("default tool set has %d tools: %v", len(got), got)
 	}
-	got := names(Config{Categories: []string{catFiles}, DisabledTools: []string{"write_file", "edit_file"}})
+	got := names(Config{Categories: []string{catFiles}, DisabledTools: []string{"write_file", "edit_file", "make_directory", "move_path", "remove_path"}})
 	if !slices.Equal(got, []string{"read_file", "list_directory", "file_info", "search_files"}) {
 		t.Fatalf("files minus writes: %v", got)
 	}

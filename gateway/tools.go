@@ -35,6 +35,7 @@ type toolDef struct {
 func toolDefs() []toolDef {
 	var defs []toolDef
 	defs = append(defs, fileTools()...)
+	defs = append(defs, pathTools()...)
 	defs = append(defs, execTools()...)
 	defs = append(defs, codeTools()...)
 	defs = append(defs, sandboxTools()...)

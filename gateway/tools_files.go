@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"fmt"
-	"strconv"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -109,12 +108,8 @@ func runWriteFile(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
 		return nil, err
 	}
 	req := protocol.WriteRequest{Path: a.Path, Content: a.Content, Encoding: a.Encoding}
-	if a.Mode != "" {
-		m, err := strconv.ParseUint(a.Mode, 8, 32)
-		if err != nil || m > 0o7777 {
-			return nil, fmt.Errorf("mode %q is not octal permission bits; write it like 0644 or 755", a.Mode)
-		}
-		req.Mode = uint32(m)
+	if req.Mode, err = parseMode(a.Mode); err != nil {
+		return nil, err
 	}
 	return unaryTool(ctx, c, protocol.OpFileWrite, req, func(r protocol.WriteResult) string {
 		return fmt.Sprintf("wrote %d bytes to %s", r.Bytes, r.Path)

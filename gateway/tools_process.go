@@ -50,6 +50,7 @@ func processTools() []toolDef {
 		{category: catExec, needsBox: true, summary: summarize("process_id", "signal"), run: runProcessKill,
 			tool: mcp.NewTool("process_kill", mcp.WithInputSchema[processKillArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
 				mcp.WithDescription("Send a signal (default SIGTERM) to a background process and everything it started."))},
+		processInputTool(),
 	}
 }
 
@@ -114,5 +115,29 @@ func runProcessKill(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
 	}
 	return unaryTool(ctx, c, protocol.OpProcessSignal, protocol.ProcessSignalRequest{ID: a.ProcessID, Signal: a.Signal}, func(r protocol.ProcessInfo) string {
 		return fmt.Sprintf("signalled %s (pid %d): %s", r.ID, r.Pid, processState(r))
+	})
+}
+
+type processInputArgs struct {
+	ProcessID string `json:"process_id" jsonschema:"Background process id."`
+	Data      string `json:"data,omitempty" jsonschema:"Text to write to the process's standard input."`
+	Close     bool   `json:"close,omitempty" jsonschema:"Close standard input after writing (sends end-of-file)."`
+	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it in an MCP session to use the session's own sandbox."`
+}
+
+func processInputTool() toolDef {
+	return toolDef{category: catExec, needsBox: true, summary: summarize("process_id"), run: runProcessInput,
+		tool: mcp.NewTool("process_input", mcp.WithInputSchema[processInputArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(false),
+			mcp.WithDescription("Write to a background process's standard input, optionally closing it afterwards."))}
+}
+
+func runProcessInput(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
+	a, err := bind[processInputArgs](c)
+	if err != nil {
+		return nil, err
+	}
+	req := protocol.ProcessWriteRequest{ID: a.ProcessID, Data: []byte(a.Data), Close: a.Close}
+	return unaryTool(ctx, c, protocol.OpProcessWrite, req, func(r protocol.ProcessInfo) string {
+		return fmt.Sprintf("wrote %d bytes to %s (%s)", len(a.Data), r.ID, processState(r))
 	})
 }
