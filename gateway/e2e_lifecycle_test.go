@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/sandgate/sandgate/gateway"
 )
 
@@ -66,13 +68,27 @@ func TestShutdownRemovesEverything(t *testing.T) {
 // configured limit, and the error says what to do.
 func TestSandboxQuota(t *testing.T) {
 	t.Parallel()
-	tg := startGateway(t, func(c *gateway.Config) { c.MaxSandboxesPerOwner = 1 })
+	tg := startGateway(t, func(c *gateway.Config) { c.MaxSandboxesPerOwner = 2 })
 	c := modernClient(t, tg.URL)
-	id := structuredAs[map[string]any](t, mustOK(t, "sandbox_create", call(t, c, "sandbox_create", nil)))["sandbox_id"]
-	res := call(t, c, "sandbox_create", nil)
-	if !res.IsError || !strings.Contains(text(res), "limit 1") || !strings.Contains(text(res), "sandbox_destroy") {
-		t.Fatalf("second sandbox: isError=%v %q", res.IsError, text(res))
+	// Five creations at once: exactly two may win.
+	results := make(chan *mcp.CallToolResult, 5)
+	for range 5 {
+		go func() { results <- call(t, c, "sandbox_create", nil) }()
 	}
-	mustOK(t, "sandbox_destroy", call(t, c, "sandbox_destroy", map[string]any{"sandbox_id": id}))
+	var ids []any
+	for range 5 {
+		res := <-results
+		if !res.IsError {
+			ids = append(ids, structuredAs[map[string]any](t, res)["sandbox_id"])
+			continue
+		}
+		if !strings.Contains(text(res), "limit 2") || !strings.Contains(text(res), "sandbox_destroy") {
+			t.Fatalf("quota error does not say what to do: %q", text(res))
+		}
+	}
+	if len(ids) != 2 || len(tg.containers(t)) != 2 {
+		t.Fatalf("%d creations succeeded and %d containers exist; want 2 and 2", len(ids), len(tg.containers(t)))
+	}
+	mustOK(t, "sandbox_destroy", call(t, c, "sandbox_destroy", map[string]any{"sandbox_id": ids[0]}))
 	mustOK(t, "sandbox_create after destroy", call(t, c, "sandbox_create", nil))
 }

@@ -2,6 +2,9 @@ package gateway
 
 import (
 	"slices"
+
+	"github.com/sandgate/sandgate/runner/protocol"
+
 	"strings"
 	"testing"
 )
@@ -55,7 +58,7 @@ func TestOutputKeepsSplitUTF8(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := &output{}
+			o := &output{limit: 1 << 20}
 			for _, c := range tt.chunks {
 				o.stdout.WriteString(o.decode(0, []byte(c)))
 			}
@@ -92,4 +95,20 @@ func TestEnabledTools(t *testing.T) {
 			t.Errorf("tool %s lacks a description or annotations", d.tool.Name)
 		}
 	}
+}
+
+func TestOutputBoundsAnUntrustedRunner(t *testing.T) {
+	t.Parallel()
+	o := &output{limit: 1000}
+	chunk := protocolChunk(strings.Repeat("y\n", 150)) // 300 bytes
+	for range 10 {
+		o.event(chunk)
+	}
+	if o.stdout.Len() != 900 || !o.over[0] {
+		t.Fatalf("kept %d bytes (over=%v); want 900 and the overflow flagged", o.stdout.Len(), o.over[0])
+	}
+}
+
+func protocolChunk(s string) protocol.Event {
+	return protocol.Event{Type: protocol.EventStdout, Data: []byte(s)}
 }

@@ -29,11 +29,12 @@ type sandboxes struct {
 	byID      map[string]*box
 	bySession map[string]*box          // the session's default sandbox
 	creating  map[string]chan struct{} // session → closed when its first create finishes
+	reserved  map[string]int           // owner → creations in flight, counted against the quota
 }
 
 func newSandboxes(p sandbox.Provider, cfg Config, sink audit.Sink, log *slog.Logger) *sandboxes {
 	return &sandboxes{provider: p, cfg: cfg, audit: sink, log: log,
-		byID: map[string]*box{}, bySession: map[string]*box{}, creating: map[string]chan struct{}{}}
+		byID: map[string]*box{}, bySession: map[string]*box{}, creating: map[string]chan struct{}{}, reserved: map[string]int{}}
 }
 
 // forSession returns the session's sandbox, creating it on first use.
@@ -87,9 +88,11 @@ func (m *sandboxes) get(p Principal, session, id string) (*box, error) {
 
 // create starts a sandbox for p and records it.
 func (m *sandboxes) create(ctx context.Context, p Principal, session, image string) (*box, error) {
-	if n := m.countOwned(p.Digest()); n >= m.cfg.MaxSandboxesPerOwner {
-		return nil, fmt.Errorf("%w: you hold %d live sandboxes (limit %d); destroy one with sandbox_destroy first", errQuota, n, m.cfg.MaxSandboxesPerOwner)
+	release, err := m.reserve(p.Digest())
+	if err != nil {
+		return nil, err
 	}
+	defer release()
 	now := time.Now()
 	spec := sandbox.Spec{Image: image, Limits: m.cfg.Limits, Owner: p.Digest(), Session: session, ExpiresAt: now.Add(m.cfg.Limits.MaxLifetime)}
 	sb, err := m.provider.Create(ctx, spec)
@@ -116,16 +119,27 @@ func (m *sandboxes) create(ctx context.Context, p Principal, session, image stri
 	return b, nil
 }
 
-func (m *sandboxes) countOwned(owner string) int {
+// reserve takes one of owner's quota slots for a creation in flight, so
+// concurrent creations cannot overshoot the quota. The returned func gives
+// the reservation back once the sandbox is recorded (or failed).
+func (m *sandboxes) reserve(owner string) (func(), error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	n := 0
+	n := m.reserved[owner]
 	for _, b := range m.byID {
 		if b.owner == owner {
 			n++
 		}
 	}
-	return n
+	if n >= m.cfg.MaxSandboxesPerOwner {
+		return nil, fmt.Errorf("%w: you hold %d live sandboxes (limit %d); destroy one with sandbox_destroy first", errQuota, n, m.cfg.MaxSandboxesPerOwner)
+	}
+	m.reserved[owner]++
+	return func() {
+		m.mu.Lock()
+		m.reserved[owner]--
+		m.mu.Unlock()
+	}, nil
 }
 
 // destroy removes b for reason ("sandbox_destroy", "session ended", "idle",

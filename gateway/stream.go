@@ -19,19 +19,23 @@ import (
 // Memory is bounded by the runner's per-stream cap: bytes beyond it are
 // never sent, only counted and flagged.
 type output struct {
+	limit  int // per-stream bytes kept; the runner is not trusted to cap
 	ctx    context.Context
 	srv    *server.MCPServer
 	token  mcp.ProgressToken
 	stdout strings.Builder
 	stderr strings.Builder
-	sent   int
+	// over records a stream that went past limit here, which an honest
+	// runner would have flagged itself.
+	over [2]bool
+	sent int
 	// pending holds a chunk's incomplete trailing UTF-8 sequence per
 	// stream, so a character split across chunks is not mangled.
 	pending [2][]byte
 }
 
-func newOutput(ctx context.Context, req mcp.CallToolRequest) *output {
-	o := &output{ctx: ctx, srv: server.ServerFromContext(ctx)}
+func newOutput(ctx context.Context, req mcp.CallToolRequest, limit int) *output {
+	o := &output{ctx: ctx, srv: server.ServerFromContext(ctx), limit: limit}
 	if req.Params.Meta != nil {
 		o.token = req.Params.Meta.ProgressToken
 	}
@@ -49,15 +53,19 @@ func (o *output) event(ev protocol.Event) {
 	default:
 		return
 	}
+	buf := &o.stdout
+	if stream == 1 {
+		buf = &o.stderr
+	}
+	if buf.Len()+len(ev.Data) > o.limit {
+		o.over[stream] = true
+		return
+	}
 	text := o.decode(stream, ev.Data)
 	if text == "" {
 		return
 	}
-	if stream == 0 {
-		o.stdout.WriteString(text)
-	} else {
-		o.stderr.WriteString(text)
-	}
+	buf.WriteString(text)
 	o.notify(stream, text)
 }
 

@@ -94,7 +94,9 @@ func (c *call) stream(ctx context.Context, op protocol.Op, params any, timeoutMs
 	// the runner itself stops answering.
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(timeoutMs)*time.Millisecond+30*time.Second)
 	defer cancel()
-	out := newOutput(ctx, c.req)
+	// Replacement characters can make decoded text slightly longer than
+	// the runner's byte cap; the margin keeps an honest runner's output.
+	out := newOutput(ctx, c.req, protocol.DefaultOutputCap+protocol.DefaultOutputCap/8)
 	raw, err := c.runner.Stream(ctx, op, params, out.event)
 	out.flush()
 	if err != nil {
@@ -105,7 +107,7 @@ func (c *call) stream(ctx context.Context, op protocol.Op, params any, timeoutMs
 		return nil, fmt.Errorf("decode %s result: %w", op, err)
 	}
 	o := execOutput{ExitCode: r.ExitCode, Signal: r.Signal, Stdout: out.stdout.String(), Stderr: out.stderr.String(),
-		StdoutTruncated: r.StdoutTruncated, StderrTruncated: r.StderrTruncated, TimedOut: r.TimedOut, OOMKilled: r.OOMKilled,
+		StdoutTruncated: r.StdoutTruncated || out.over[0], StderrTruncated: r.StderrTruncated || out.over[1], TimedOut: r.TimedOut, OOMKilled: r.OOMKilled,
 		Canceled: r.Canceled, DurationMs: r.DurationMs, CPUMs: r.CPUMs, MemoryPeakBytes: r.MemoryPeakBytes, Message: r.Message}
 	c.recordExec(o)
 	failed := o.ExitCode != 0 || o.TimedOut || o.OOMKilled || o.Canceled || o.Signal != ""

@@ -8,30 +8,42 @@ import (
 	"github.com/coder/websocket"
 )
 
+// maxQueuedBytes bounds the events one request may have waiting for its
+// consumer. An honest runner never comes near it (output is capped at
+// 1 MiB per stream and consumers keep up); the bound is there because the
+// runner shares its uid with the code it runs and must not be trusted to
+// stay within its caps.
+const maxQueuedBytes = 16 << 20
+
 // call collects the events of one request. The read loop appends and never
 // blocks, so one slow consumer cannot stall the other requests on the
-// connection; the runner's output caps bound how much a call can queue.
+// connection.
 type call struct {
 	mu     sync.Mutex
 	events []Event
+	queued int           // bytes of Data and Result in events
 	notify chan struct{} // capacity 1: "events is not empty"
 }
 
-func (cl *call) push(ev Event) {
+// push queues ev and reports false when the queue is over its bound.
+func (cl *call) push(ev Event) bool {
 	cl.mu.Lock()
 	cl.events = append(cl.events, ev)
+	cl.queued += len(ev.Data) + len(ev.Result)
+	over := cl.queued > maxQueuedBytes
 	cl.mu.Unlock()
 	select {
 	case cl.notify <- struct{}{}:
 	default:
 	}
+	return !over
 }
 
 func (cl *call) take() []Event {
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
 	evs := cl.events
-	cl.events = nil
+	cl.events, cl.queued = nil, 0
 	return evs
 }
 
@@ -99,8 +111,10 @@ func (c *Client) readLoop() {
 		c.mu.Lock()
 		cl := c.pending[ev.ID]
 		c.mu.Unlock()
-		if cl != nil {
-			cl.push(ev)
+		if cl != nil && !cl.push(ev) {
+			c.fail(fmt.Errorf("request %d queued more than %d bytes of events; the runner is misbehaving", ev.ID, maxQueuedBytes))
+			_ = c.conn.Close(websocket.StatusPolicyViolation, "event flood")
+			return
 		}
 	}
 }
