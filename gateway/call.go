@@ -55,9 +55,12 @@ func (g *Server) handler(d toolDef) server.ToolHandlerFunc {
 		c.end = &audit.Event{Kind: audit.KindToolEnd, Principal: start.Principal, Session: c.session, Tool: d.tool.Name,
 			RequestID: start.RequestID, ArgsDigest: start.ArgsDigest, Summary: start.Summary}
 
+		if err := g.args.check(d.tool.Name, req.Params.Arguments); err != nil {
+			return c.deny(ctx, c.errorResult(err), "invalid arguments")
+		}
 		if d.needsBox {
 			if res := c.attach(ctx, args); res != nil {
-				return c.finish(ctx, res, time.Now())
+				return c.deny(ctx, res, "no usable sandbox")
 			}
 			defer c.box.release()
 			start.SandboxID, start.ContainerID = c.box.id(), c.box.sb.Info().ContainerID
@@ -119,6 +122,13 @@ func (c *call) finish(ctx context.Context, res *mcp.CallToolResult, began time.T
 		return mcp.NewToolResultError(fmt.Sprintf("%v: %s ran but its end could not be recorded, so its result is withheld (%v)", errAuditDown, e.Tool, err)), nil
 	}
 	return res, nil
+}
+
+// deny records a call refused before it started (bad arguments, no
+// sandbox) as tool.denied and returns res.
+func (c *call) deny(ctx context.Context, res *mcp.CallToolResult, reason string) (*mcp.CallToolResult, error) {
+	c.end.Kind, c.end.Outcome, c.end.DenyReason = audit.KindToolDenied, audit.OutcomeDenied, reason
+	return c.finish(ctx, res, time.Now())
 }
 
 // structured returns a result with v as structuredContent and text as the

@@ -2,6 +2,8 @@ package gateway_test
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -138,5 +140,71 @@ func TestAuditChain(t *testing.T) {
 	rep, err = audit.VerifyFile(tampered)
 	if err != nil || rep.OK() || rep.FirstBroken != target+1 {
 		t.Fatalf("tampered log: %+v %v (want first broken line %d)", rep, err, target+1)
+	}
+}
+
+// TestSessionEndClosesStreams: a GET stream a client opened stays no
+// longer than its session, and a request without a session id gets a
+// 400 that says what to do.
+func TestSessionEndClosesStreams(t *testing.T) {
+	t.Parallel()
+	tg := startGateway(t, nil)
+	c := legacyClient(t, tg.URL)
+	sid := c.GetSessionId()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, tg.URL, nil)
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET stream status %d", resp.StatusCode)
+	}
+	closed := make(chan struct{})
+	go func() { io.Copy(io.Discard, resp.Body); close(closed) }()
+	deleteSession(t, tg.URL, sid)
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the GET stream outlived its session by 10 s")
+	}
+
+	post, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, tg.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	post.Header.Set("Content-Type", "application/json")
+	post.Header.Set("Accept", "application/json, text/event-stream")
+	post.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	resp, err = http.DefaultClient.Do(post)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "initialize") {
+		t.Fatalf("no session header: %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestInvalidArgumentsAreReadable: schema violations come back as an
+// isError result naming each problem in words.
+func TestInvalidArgumentsAreReadable(t *testing.T) {
+	t.Parallel()
+	tg := startGateway(t, nil)
+	c := legacyClient(t, tg.URL)
+	res := call(t, c, "run_shell", map[string]any{"timeout": "soon", "colour": "red"})
+	msg := text(res)
+	for _, want := range []string{"missing property 'command'", "timeout", "colour"} {
+		if !res.IsError || !strings.Contains(msg, want) {
+			t.Fatalf("want isError naming %q, got %v %q", want, res.IsError, msg)
+		}
+	}
+	if strings.Contains(msg, "&{") {
+		t.Fatalf("message prints Go structs: %q", msg)
+	}
+	events := auditRecords(t, tg.AuditPath)
+	last := events[len(events)-1]
+	if last.Kind != audit.KindToolDenied || last.DenyReason != "invalid arguments" {
+		t.Fatalf("last audit record: %+v", last)
 	}
 }

@@ -26,7 +26,9 @@ func (c *call) errorResult(err error) *mcp.CallToolResult {
 	case errors.As(err, &pe) && pe.Code == protocol.CodeUnavailable:
 		msg = fmt.Sprintf("lost the connection to the sandbox (%s); if it persists the sandbox has died: destroy it with sandbox_destroy or start a new session", pe.Message)
 	}
-	c.end.Outcome = "error"
+	if c.end.Outcome == "" {
+		c.end.Outcome = "error"
+	}
 	c.end.Error = cut(msg, 500)
 	return mcp.NewToolResultError(msg)
 }

@@ -33,10 +33,21 @@ func (g *Server) mcpMiddleware(next http.Handler) http.Handler {
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+		msg, err := peekMessage(r)
+		if err != nil {
+			writeBodyError(w, err)
+			return
+		}
 		p := LocalPrincipal
-		r = r.WithContext(WithPrincipal(r.Context(), p))
+		ctx := WithPrincipal(r.Context(), p)
 
-		if id := r.Header.Get(sessionHeader); id != "" && !isModern(r) {
+		id := r.Header.Get(sessionHeader)
+		modern := isModern(r, msg)
+		switch {
+		case id == "" && !modern && r.Method == http.MethodPost && msg.needsSession():
+			http.Error(w, "Mcp-Session-Id header is required: send initialize first and pass the session id it returns (or use protocol 2026-07-28 with sandbox_create)", http.StatusBadRequest)
+			return
+		case id != "" && !modern:
 			if !g.sessions.ownedBy(id, p.Digest()) {
 				if term, _ := g.sessions.Validate(id); term {
 					http.Error(w, "Session terminated; start a new session with initialize", http.StatusNotFound)
@@ -46,16 +57,31 @@ func (g *Server) mcpMiddleware(next http.Handler) http.Handler {
 				return
 			}
 			g.sessions.touch(id)
+			// Every request of a session, including a long-lived GET
+			// stream, ends when the session does (DELETE, idle, lifetime).
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithCancel(ctx)
+			defer cancel()
+			if done := g.sessions.doneFor(id); done != nil {
+				go func() {
+					select {
+					case <-done:
+						cancel()
+					case <-ctx.Done():
+					}
+				}()
+			}
 		}
+		r = r.WithContext(ctx)
 		next.ServeHTTP(&bindingWriter{ResponseWriter: w, g: g, r: r, p: p}, r)
 	})
 }
 
-// isModern reports whether r declares protocol 2026-07-28 or later, where
-// the session header is ignored by mcp-go and must be by us too.
-func isModern(r *http.Request) bool {
-	v := r.Header.Get("Mcp-Protocol-Version")
-	return v >= "2026-07-28"
+// isModern reports whether r declares protocol 2026-07-28 or later, in
+// its header or its body's _meta, as mcp-go decides it: such requests have
+// no session, and the session header is ignored.
+func isModern(r *http.Request, msg rpcMessage) bool {
+	return r.Header.Get("Mcp-Protocol-Version") >= modernVersion || msg.metaVersion() >= modernVersion
 }
 
 // originAllowed accepts requests without Origin (non-browser clients) and

@@ -33,6 +33,7 @@ type Server struct {
 	boxes    *sandboxes
 	sessions *sessions
 	mcp      *server.MCPServer
+	args     *argValidator
 	http     *server.StreamableHTTPServer
 	ready    atomic.Bool
 	stop     context.CancelFunc
@@ -47,9 +48,10 @@ func New(ctx context.Context, cfg Config, p sandbox.Provider, store AuditStore, 
 		return nil, err
 	}
 	g := &Server{cfg: cfg, log: log, audit: store}
+	var err error
 	g.boxes = newSandboxes(p, cfg, store, log)
 	g.sessions = newSessions(g.onSessionEnd)
-	if err := g.boxes.reconcile(ctx); err != nil {
+	if err = g.boxes.reconcile(ctx); err != nil {
 		return nil, fmt.Errorf("reconcile sandboxes at start: %w", err)
 	}
 
@@ -57,10 +59,13 @@ func New(ctx context.Context, cfg Config, p sandbox.Provider, store AuditStore, 
 		server.WithToolCapabilities(false),
 		server.WithLogging(),
 		server.WithRecovery(),
-		server.WithInputSchemaValidation(),
 		server.WithInstructions("Each MCP session gets its own sandbox: a Linux container with no network, a writable /workspace and resource limits. Sessionless clients call sandbox_create and pass sandbox_id."),
 	)
-	for _, d := range enabledTools(cfg) {
+	defs := enabledTools(cfg)
+	if g.args, err = newArgValidator(defs); err != nil {
+		return nil, err
+	}
+	for _, d := range defs {
 		g.mcp.AddTool(d.tool, g.handler(d))
 	}
 	g.http = server.NewStreamableHTTPServer(g.mcp,

@@ -25,6 +25,7 @@ type sessionState struct {
 	owner    string // Principal.Digest, set when initialize succeeds
 	created  time.Time
 	lastSeen time.Time
+	done     chan struct{} // closed when the session ends
 }
 
 // terminatedMemory bounds how long terminated ids are remembered.
@@ -45,7 +46,7 @@ func (s *sessions) Generate() string {
 	id := base64.RawURLEncoding.EncodeToString(b[:])
 	s.mu.Lock()
 	now := time.Now()
-	s.live[id] = &sessionState{created: now, lastSeen: now}
+	s.live[id] = &sessionState{created: now, lastSeen: now, done: make(chan struct{})}
 	s.mu.Unlock()
 	return id
 }
@@ -73,10 +74,11 @@ func (s *sessions) Terminate(id string) (isNotAllowed bool, err error) {
 // session does nothing.
 func (s *sessions) end(id, reason string) {
 	s.mu.Lock()
-	_, ok := s.live[id]
+	st, ok := s.live[id]
 	if ok {
 		delete(s.live, id)
 		s.terminated[id] = time.Now()
+		close(st.done)
 	}
 	s.mu.Unlock()
 	if ok && s.onEnd != nil {
@@ -101,6 +103,17 @@ func (s *sessions) ownedBy(id, owner string) bool {
 	defer s.mu.Unlock()
 	st, ok := s.live[id]
 	return ok && st.owner == owner
+}
+
+// doneFor returns a channel closed when id ends, or nil for an id that is
+// not live.
+func (s *sessions) doneFor(id string) <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st, ok := s.live[id]; ok {
+		return st.done
+	}
+	return nil
 }
 
 // touch records a request on id.

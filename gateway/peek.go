@@ -1,0 +1,70 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// modernVersion is the first protocol version without sessions.
+const modernVersion = mcp.ProtocolVersion20260728
+
+// rpcMessage is the little the edge needs to know about a JSON-RPC message
+// before mcp-go parses it properly: which method, which tool, which era.
+type rpcMessage struct {
+	Method string `json:"method"`
+	ID     any    `json:"id"`
+	Params struct {
+		Name string         `json:"name"`
+		Meta map[string]any `json:"_meta"`
+	} `json:"params"`
+}
+
+// peekMessage reads r's body (bounded by the MaxBytesReader the caller
+// installed), puts it back for the next handler, and decodes what it can.
+// A body that is not a JSON-RPC object decodes to a zero message; mcp-go
+// answers it with the precise JSON-RPC error.
+func peekMessage(r *http.Request) (rpcMessage, error) {
+	var msg rpcMessage
+	if r.Method != http.MethodPost || r.Body == nil {
+		return msg, nil
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return msg, err
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	_ = json.Unmarshal(body, &msg)
+	return msg, nil
+}
+
+// needsSession reports whether a legacy-era message must carry a session
+// id: everything but the handshakes that create or precede one.
+func (m rpcMessage) needsSession() bool {
+	switch m.Method {
+	case "", "initialize", "server/discover":
+		return false
+	}
+	return true
+}
+
+func (m rpcMessage) metaVersion() string {
+	v, _ := m.Params.Meta[mcp.MetaKeyProtocolVersion].(string)
+	return v
+}
+
+// writeBodyError answers a body that could not be read: 413 when it was
+// too large, 400 otherwise.
+func writeBodyError(w http.ResponseWriter, err error) {
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		http.Error(w, fmt.Sprintf("request body is above the %d byte limit", tooBig.Limit), http.StatusRequestEntityTooLarge)
+		return
+	}
+	http.Error(w, "read request body: "+err.Error(), http.StatusBadRequest)
+}

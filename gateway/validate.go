@@ -1,0 +1,90 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// argValidator checks tool arguments against each tool's input schema
+// before anything runs. mcp-go can do this too, but its messages print Go
+// structs ("&{Missing:[command]}"); a model or a person must be able to
+// read what to fix.
+type argValidator struct {
+	schemas map[string]*jsonschema.Schema
+	printer *message.Printer
+}
+
+func newArgValidator(defs []toolDef) (*argValidator, error) {
+	v := &argValidator{schemas: map[string]*jsonschema.Schema{}, printer: message.NewPrinter(language.English)}
+	c := jsonschema.NewCompiler()
+	for _, d := range defs {
+		raw, err := json.Marshal(d.tool.InputSchema)
+		if len(d.tool.RawInputSchema) > 0 {
+			raw, err = d.tool.RawInputSchema, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("encode %s input schema: %w", d.tool.Name, err)
+		}
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+		if err != nil {
+			return nil, fmt.Errorf("parse %s input schema: %w", d.tool.Name, err)
+		}
+		url := "tool:" + d.tool.Name
+		if err := c.AddResource(url, doc); err != nil {
+			return nil, fmt.Errorf("add %s input schema: %w", d.tool.Name, err)
+		}
+		if v.schemas[d.tool.Name], err = c.Compile(url); err != nil {
+			return nil, fmt.Errorf("compile %s input schema: %w", d.tool.Name, err)
+		}
+	}
+	return v, nil
+}
+
+// check returns nil when args fit tool's schema, or an error listing every
+// problem as "where: what".
+func (v *argValidator) check(tool string, args any) error {
+	sch := v.schemas[tool]
+	if sch == nil {
+		return nil
+	}
+	if args == nil {
+		args = map[string]any{}
+	}
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return fmt.Errorf("arguments are not JSON: %w", err)
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return fmt.Errorf("arguments are not JSON: %w", err)
+	}
+	err = sch.Validate(inst)
+	var verr *jsonschema.ValidationError
+	if !errors.As(err, &verr) {
+		return err
+	}
+	var problems []string
+	v.collect(verr, &problems)
+	return fmt.Errorf("invalid arguments for %s: %s (see the tool's input schema)", tool, strings.Join(problems, "; "))
+}
+
+func (v *argValidator) collect(e *jsonschema.ValidationError, out *[]string) {
+	if len(e.Causes) == 0 {
+		where := "arguments"
+		if len(e.InstanceLocation) > 0 {
+			where = strings.Join(e.InstanceLocation, ".")
+		}
+		*out = append(*out, where+": "+e.ErrorKind.LocalizedString(v.printer))
+		return
+	}
+	for _, c := range e.Causes {
+		v.collect(c, out)
+	}
+}
