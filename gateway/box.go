@@ -15,6 +15,7 @@ import (
 type box struct {
 	sb      sandbox.Sandbox
 	owner   string // Principal.Digest of the owner
+	tenant  string // the owner's tenant, for quotas ("" for adopted boxes)
 	session string // legacy MCP session that owns it, or ""
 	expires time.Time
 

@@ -55,6 +55,9 @@ func (g *Server) handler(d toolDef) server.ToolHandlerFunc {
 		c.end = &audit.Event{Kind: audit.KindToolEnd, Principal: start.Principal, Session: c.session, Tool: d.tool.Name,
 			RequestID: start.RequestID, ArgsDigest: start.ArgsDigest, Summary: start.Summary}
 
+		if ok, wait := g.limits.allow(p.Tenant, time.Now()); !ok {
+			return c.deny(ctx, mcp.NewToolResultError(fmt.Sprintf("rate limit: your tenant may make %d tool calls a minute; retry in %.1f s", g.cfg.ToolCallsPerMinute, wait.Seconds())), "rate limit")
+		}
 		if err := g.args.check(d.tool.Name, req.Params.Arguments); err != nil {
 			return c.deny(ctx, c.errorResult(err), "invalid arguments")
 		}

@@ -24,9 +24,10 @@ type Config struct {
 	Images []string
 	// Limits apply to every sandbox; zero fields take sandbox.DefaultLimits.
 	Limits sandbox.Limits
-	// MaxSandboxesPerOwner bounds how many live sandboxes one principal may
-	// hold at once.
-	MaxSandboxesPerOwner int
+	// MaxSandboxesPerTenant bounds how many live sandboxes one tenant may
+	// hold at once; ToolCallsPerMinute bounds its tool call rate.
+	MaxSandboxesPerTenant int
+	ToolCallsPerMinute    int
 	// Categories enables tool categories (files, exec, code, sandbox,
 	// audit); empty means all. DisabledTools removes single tools by name
 	// and EnabledTools, when not empty, keeps only the named tools.
@@ -52,8 +53,11 @@ func (c Config) WithDefaults() Config {
 	if !slices.Contains(c.Images, c.Image) {
 		c.Images = append([]string{c.Image}, c.Images...)
 	}
-	if c.MaxSandboxesPerOwner == 0 {
-		c.MaxSandboxesPerOwner = 10
+	if c.MaxSandboxesPerTenant == 0 {
+		c.MaxSandboxesPerTenant = 10
+	}
+	if c.ToolCallsPerMinute == 0 {
+		c.ToolCallsPerMinute = 600
 	}
 	c.Limits = c.Limits.WithDefaults()
 	return c

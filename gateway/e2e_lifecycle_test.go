@@ -68,7 +68,7 @@ func TestShutdownRemovesEverything(t *testing.T) {
 // configured limit, and the error says what to do.
 func TestSandboxQuota(t *testing.T) {
 	t.Parallel()
-	tg := startGateway(t, func(c *gateway.Config) { c.MaxSandboxesPerOwner = 2 })
+	tg := startGateway(t, func(c *gateway.Config) { c.MaxSandboxesPerTenant = 2 })
 	c := modernClient(t, tg.URL)
 	// Five creations at once: exactly two may win.
 	results := make(chan *mcp.CallToolResult, 5)
@@ -91,4 +91,23 @@ func TestSandboxQuota(t *testing.T) {
 	}
 	mustOK(t, "sandbox_destroy", call(t, c, "sandbox_destroy", map[string]any{"sandbox_id": ids[0]}))
 	mustOK(t, "sandbox_create after destroy", call(t, c, "sandbox_create", nil))
+}
+
+// TestToolCallRateLimit: past the per-tenant rate, calls are refused with
+// an error that says when to retry, and the refusal is audited.
+func TestToolCallRateLimit(t *testing.T) {
+	t.Parallel()
+	tg := startGateway(t, func(c *gateway.Config) { c.ToolCallsPerMinute = 3 })
+	c := legacyClient(t, tg.URL)
+	for range 3 {
+		mustOK(t, "run_shell", call(t, c, "run_shell", map[string]any{"command": "true"}))
+	}
+	res := call(t, c, "run_shell", map[string]any{"command": "true"})
+	if !res.IsError || !strings.Contains(text(res), "3 tool calls a minute") || !strings.Contains(text(res), "retry in") {
+		t.Fatalf("4th call: isError=%v %q", res.IsError, text(res))
+	}
+	events := auditRecords(t, tg.AuditPath)
+	if last := events[len(events)-1]; last.DenyReason != "rate limit" {
+		t.Fatalf("last audit record: %+v", last)
+	}
 }

@@ -2,11 +2,11 @@ package gateway
 
 import (
 	"slices"
-
-	"github.com/sandgate/sandgate/runner/protocol"
-
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/sandgate/sandgate/runner/protocol"
 )
 
 func TestSessionIDs(t *testing.T) {
@@ -111,4 +111,29 @@ func TestOutputBoundsAnUntrustedRunner(t *testing.T) {
 
 func protocolChunk(s string) protocol.Event {
 	return protocol.Event{Type: protocol.EventStdout, Data: []byte(s)}
+}
+
+func TestCallLimits(t *testing.T) {
+	t.Parallel()
+	l := newCallLimits(60) // one a second, bursts of 60
+	now := time.Unix(1000, 0)
+	for i := range 60 {
+		if ok, _ := l.allow("a", now); !ok {
+			t.Fatalf("call %d of the burst refused", i+1)
+		}
+	}
+	ok, wait := l.allow("a", now)
+	if ok || wait <= 0 || wait > time.Second {
+		t.Fatalf("61st call: ok=%v wait=%v; want refused for up to 1 s", ok, wait)
+	}
+	if ok, _ := l.allow("b", now); !ok {
+		t.Fatal("tenant b paid for tenant a's calls")
+	}
+	if ok, _ := l.allow("a", now.Add(time.Second)); !ok {
+		t.Fatal("a second later the bucket should have one call again")
+	}
+	l.prune(now.Add(10 * time.Minute))
+	if len(l.buckets) != 0 {
+		t.Fatalf("%d idle buckets left after prune", len(l.buckets))
+	}
 }

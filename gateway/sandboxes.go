@@ -29,7 +29,7 @@ type sandboxes struct {
 	byID      map[string]*box
 	bySession map[string]*box          // the session's default sandbox
 	creating  map[string]chan struct{} // session → closed when its first create finishes
-	reserved  map[string]int           // owner → creations in flight, counted against the quota
+	reserved  map[string]int           // tenant → creations in flight, counted against the quota
 }
 
 func newSandboxes(p sandbox.Provider, cfg Config, sink audit.Sink, log *slog.Logger) *sandboxes {
@@ -88,7 +88,7 @@ func (m *sandboxes) get(p Principal, session, id string) (*box, error) {
 
 // create starts a sandbox for p and records it.
 func (m *sandboxes) create(ctx context.Context, p Principal, session, image string) (*box, error) {
-	release, err := m.reserve(p.Digest())
+	release, err := m.reserve(p.Tenant)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +104,7 @@ func (m *sandboxes) create(ctx context.Context, p Principal, session, image stri
 		return nil, err
 	}
 	ev.SandboxID, ev.ContainerID = sb.ID(), sb.Info().ContainerID
-	b := &box{sb: sb, owner: p.Digest(), session: session, expires: spec.ExpiresAt}
+	b := &box{sb: sb, owner: p.Digest(), tenant: p.Tenant, session: session, expires: spec.ExpiresAt}
 	b.touch()
 	if err := m.audit.Append(ctx, ev); err != nil {
 		// Nothing may run unaudited: without its create record the
@@ -119,25 +119,25 @@ func (m *sandboxes) create(ctx context.Context, p Principal, session, image stri
 	return b, nil
 }
 
-// reserve takes one of owner's quota slots for a creation in flight, so
+// reserve takes one of tenant's quota slots for a creation in flight, so
 // concurrent creations cannot overshoot the quota. The returned func gives
 // the reservation back once the sandbox is recorded (or failed).
-func (m *sandboxes) reserve(owner string) (func(), error) {
+func (m *sandboxes) reserve(tenant string) (func(), error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	n := m.reserved[owner]
+	n := m.reserved[tenant]
 	for _, b := range m.byID {
-		if b.owner == owner {
+		if b.tenant == tenant {
 			n++
 		}
 	}
-	if n >= m.cfg.MaxSandboxesPerOwner {
-		return nil, fmt.Errorf("%w: you hold %d live sandboxes (limit %d); destroy one with sandbox_destroy first", errQuota, n, m.cfg.MaxSandboxesPerOwner)
+	if n >= m.cfg.MaxSandboxesPerTenant {
+		return nil, fmt.Errorf("%w: your tenant holds %d live sandboxes (limit %d); destroy one with sandbox_destroy first", errQuota, n, m.cfg.MaxSandboxesPerTenant)
 	}
-	m.reserved[owner]++
+	m.reserved[tenant]++
 	return func() {
 		m.mu.Lock()
-		m.reserved[owner]--
+		m.reserved[tenant]--
 		m.mu.Unlock()
 	}, nil
 }

@@ -34,6 +34,7 @@ type Server struct {
 	sessions *sessions
 	mcp      *server.MCPServer
 	args     *argValidator
+	limits   *callLimits
 	http     *server.StreamableHTTPServer
 	ready    atomic.Bool
 	stop     context.CancelFunc
@@ -47,7 +48,7 @@ func New(ctx context.Context, cfg Config, p sandbox.Provider, store AuditStore, 
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	g := &Server{cfg: cfg, log: log, audit: store}
+	g := &Server{cfg: cfg, log: log, audit: store, limits: newCallLimits(cfg.ToolCallsPerMinute)}
 	var err error
 	g.boxes = newSandboxes(p, cfg, store, log)
 	g.sessions = newSessions(g.onSessionEnd)
@@ -126,6 +127,7 @@ func (g *Server) sweepLoop(ctx context.Context) {
 				g.sessions.end(id, reason)
 			}
 			g.boxes.sweep(ctx, now, g.sessions.end)
+			g.limits.prune(now)
 		}
 	}
 }

@@ -2,9 +2,13 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/sandgate/sandgate/auth"
 )
 
 // Tool categories, the unit a deployment enables or disables.
@@ -25,10 +29,37 @@ type toolDef struct {
 	// needsBox: the call runs in a sandbox, resolved from sandbox_id or the
 	// session before run is called.
 	needsBox bool
+	// scopes the caller's token must carry (from requiredScopes).
+	scopes []string
 	// summary returns the redacted audit summary of the arguments: paths,
 	// a cut command, a language; never contents, stdin or env values.
 	summary func(args map[string]any) map[string]string
 	run     func(ctx context.Context, c *call) (*mcp.CallToolResult, error)
+}
+
+// requiredScopes maps every tool to the OAuth scopes a call needs. One
+// table, so what a scope grants can be read in one place; toolDefs panics
+// on a tool missing from it.
+var requiredScopes = map[string][]string{
+	"read_file":       {auth.ScopeFilesRead},
+	"list_directory":  {auth.ScopeFilesRead},
+	"file_info":       {auth.ScopeFilesRead},
+	"search_files":    {auth.ScopeFilesRead},
+	"write_file":      {auth.ScopeFilesWrite},
+	"edit_file":       {auth.ScopeFilesWrite},
+	"make_directory":  {auth.ScopeFilesWrite},
+	"move_path":       {auth.ScopeFilesWrite},
+	"remove_path":     {auth.ScopeFilesWrite},
+	"run_shell":       {auth.ScopeExec},
+	"run_code":        {auth.ScopeExec},
+	"process_list":    {auth.ScopeExec},
+	"process_output":  {auth.ScopeExec},
+	"process_kill":    {auth.ScopeExec},
+	"process_input":   {auth.ScopeExec},
+	"sandbox_create":  {auth.ScopeExec},
+	"sandbox_info":    {auth.ScopeExec},
+	"sandbox_destroy": {auth.ScopeExec},
+	"audit_log":       {auth.ScopeAudit},
 }
 
 // toolDefs lists every tool the gateway knows, in tools/list order.
@@ -41,7 +72,13 @@ func toolDefs() []toolDef {
 	defs = append(defs, sandboxTools()...)
 	defs = append(defs, auditTools()...)
 	for i := range defs {
-		a := &defs[i].tool.Annotations
+		d := &defs[i]
+		d.scopes = requiredScopes[d.tool.Name]
+		if len(d.scopes) == 0 {
+			panic(fmt.Sprintf("gateway: tool %s has no required scope", d.tool.Name))
+		}
+		d.tool.Description += " Requires scope: " + strings.Join(d.scopes, ", ") + "."
+		a := &d.tool.Annotations
 		// Sandboxes have no network: no tool reaches beyond the sandbox
 		// and the gateway, whatever mcp-go's default says.
 		a.OpenWorldHint = ptr(false)
