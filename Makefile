@@ -25,7 +25,7 @@ images: setup ## build the sandbox images (offline with debootstrap when no regi
 	@images/build.sh base
 
 run: setup build images ## start the gateway on 127.0.0.1:8080 (local Docker, audit log under ./var/)
-	$(BIN)/gateway --addr $${SANDGATE_ADDR:-127.0.0.1:8080} --var var --runner $(BIN)/runner --image $(IMAGE)
+	$(BIN)/gateway --addr $${SANDGATE_ADDR:-127.0.0.1:8080} --var var --runner $(BIN)/runner --image $(IMAGE) --dev
 
 test: setup build images ## run every test, including those against the real Docker engine
 	REQUIRE_DOCKER=1 $(GO) test -count=1 -timeout 45m ./...

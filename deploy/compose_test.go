@@ -49,7 +49,7 @@ func TestCompose(t *testing.T) {
 	}
 	p.waitHealthy(t)
 
-	s := initialize(t, p.baseURL()+"/mcp")
+	s := initialize(t, p.baseURL()+"/mcp", p.token(t))
 	res := s.callTool(t, "run_shell", map[string]any{"command": "echo compose-ok"})
 	if res.IsError || res.StructuredContent.ExitCode != 0 || !strings.Contains(res.StructuredContent.Stdout, "compose-ok") {
 		t.Fatalf("run_shell: want exit 0 and compose-ok on stdout, got %+v", res)
@@ -95,6 +95,7 @@ type project struct {
 	port     int
 	env      []string
 	cli      *client.Client
+	bin      string // the host-built static binaries
 }
 
 // newProject builds the static binaries into a private build context,
@@ -113,6 +114,7 @@ func newProject(t *testing.T) *project {
 	}
 	t.Cleanup(func() { p.cli.Close() })
 	buildContext := t.TempDir()
+	p.bin = filepath.Join(buildContext, "bin")
 	buildBinaries(t, buildContext)
 	copyFile(t, "Dockerfile", filepath.Join(buildContext, "deploy", "Dockerfile"), 0o644)
 	copyFile(t, filepath.Join(buildContext, "bin", "runner"), filepath.Join(home, "bin", "runner"), 0o755)

@@ -22,6 +22,7 @@ const protocolVersion = "2025-11-25"
 // sees through the deployed gateway.
 type mcpSession struct {
 	url    string
+	token  string // OAuth access token sent as a bearer
 	id     string // Mcp-Session-Id, set by initialize
 	nextID int
 	hc     *http.Client
@@ -54,9 +55,9 @@ type toolResult struct {
 
 // initialize opens a session at url: initialize, then
 // notifications/initialized.
-func initialize(t *testing.T, url string) *mcpSession {
+func initialize(t *testing.T, url, token string) *mcpSession {
 	t.Helper()
-	s := &mcpSession{url: url, hc: &http.Client{Timeout: 2 * time.Minute}}
+	s := &mcpSession{url: url, token: token, hc: &http.Client{Timeout: 2 * time.Minute}}
 	var res struct {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
@@ -119,6 +120,7 @@ func (s *mcpSession) post(t *testing.T, body any) *http.Response {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+s.token)
 	if s.id != "" {
 		req.Header.Set("Mcp-Session-Id", s.id)
 		req.Header.Set("Mcp-Protocol-Version", protocolVersion)

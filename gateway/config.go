@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/sandgate/sandgate/auth/resource"
 	"github.com/sandgate/sandgate/sandbox"
 )
 
@@ -34,6 +36,14 @@ type Config struct {
 	Categories    []string
 	EnabledTools  []string
 	DisabledTools []string
+	// Auth verifies bearer tokens on /mcp and serves the protected
+	// resource metadata. Nil leaves authentication off: one local
+	// principal, and the gateway listens on loopback only.
+	Auth *resource.Server
+	// AuthServer, when set, is the embedded authorization server; the
+	// gateway serves it on its own origin at AuthRoutes (mux patterns).
+	AuthServer http.Handler
+	AuthRoutes []string
 	// AllowedOrigins lists browser origins (scheme://host[:port]) allowed
 	// besides the gateway's own; any other Origin gets 403.
 	AllowedOrigins []string
@@ -70,9 +80,9 @@ func (c Config) Validate() error {
 	if err != nil {
 		return fmt.Errorf("listen address %q: %w (want host:port, e.g. 127.0.0.1:8080)", c.Addr, err)
 	}
-	// Until authentication is configured, everyone who can connect is the
-	// one local principal; only loopback keeps that to this machine.
-	if !isLoopback(host) {
+	// Without authentication everyone who can connect is the one local
+	// principal; only loopback keeps that to this machine.
+	if c.Auth == nil && !isLoopback(host) {
 		return fmt.Errorf("listen address %q is not loopback: the gateway has no authentication configured, so it only listens on 127.0.0.1, ::1 or localhost", c.Addr)
 	}
 	if c.VarDir == "" {

@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"sync"
@@ -40,10 +42,19 @@ type testGateway struct {
 	srv       *httptest.Server
 	store     *audit.FileSink
 	closeOnce sync.Once
+	ln        net.Listener
 }
 
 // startGateway starts a gateway; mutate adjusts its config.
 func startGateway(t testing.TB, mutate func(*gateway.Config)) *testGateway {
+	t.Helper()
+	return startGatewayWith(t, nil, mutate)
+}
+
+// startGatewayWith starts a gateway serving on ln (a fresh loopback port
+// when nil): tests that must know the origin before the gateway exists,
+// like the OAuth ones, listen first.
+func startGatewayWith(t testing.TB, ln net.Listener, mutate func(*gateway.Config)) *testGateway {
 	t.Helper()
 	sandboxtest.RequireImage(t, testImage)
 	runner := sandboxtest.RunnerBinary(t)
@@ -53,7 +64,7 @@ func startGateway(t testing.TB, mutate func(*gateway.Config)) *testGateway {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(varDir) })
-	tg := &testGateway{Instance: "t" + randHex(6), VarDir: varDir}
+	tg := &testGateway{Instance: "t" + randHex(6), VarDir: varDir, ln: ln}
 	tg.start(t, runner, mutate)
 	t.Cleanup(func() { tg.Close() })
 	return tg
@@ -84,7 +95,12 @@ func (tg *testGateway) start(t testing.TB, runner string, mutate func(*gateway.C
 	if tg.gw, err = gateway.New(ctx, cfg, tg.Provider, tg.store, log); err != nil {
 		t.Fatal(err)
 	}
-	tg.srv = httptest.NewServer(tg.gw.Handler())
+	if tg.ln != nil {
+		tg.srv = &httptest.Server{Listener: tg.ln, Config: &http.Server{Handler: tg.gw.Handler()}}
+		tg.srv.Start()
+	} else {
+		tg.srv = httptest.NewServer(tg.gw.Handler())
+	}
 	tg.URL = tg.srv.URL + "/mcp"
 }
 

@@ -9,6 +9,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/sandgate/sandgate/auth"
+	"github.com/sandgate/sandgate/auth/resource"
 	"github.com/sandgate/sandgate/gateway/audit"
 )
 
@@ -18,11 +20,17 @@ const maxBodyBytes = 90 << 20
 
 const sessionHeader = "Mcp-Session-Id"
 
-// mcpMiddleware runs before mcp-go on every /mcp request: it rejects
-// foreign origins and oversized bodies, attaches the principal, and
-// enforces that a session id is only usable by the principal that
-// created it (anyone else gets the same 404 as for an unknown id).
+// mcpMiddleware runs before mcp-go on every /mcp request, in this order:
+// foreign origins and oversized bodies are refused; the bearer token is
+// verified (401); the caller becomes a Principal; a tools/call without the
+// tool's scopes is refused (403, naming them, so a client can step up);
+// and a session id is only usable by the principal that created it (anyone
+// else gets the same 404 as for an unknown id).
 func (g *Server) mcpMiddleware(next http.Handler) http.Handler {
+	inner := g.principalStage(next)
+	if g.cfg.Auth != nil {
+		inner = g.cfg.Auth.Authenticate(inner)
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !g.originAllowed(r) {
 			http.Error(w, "Forbidden: foreign Origin "+r.Header.Get("Origin"), http.StatusForbidden)
@@ -38,43 +46,120 @@ func (g *Server) mcpMiddleware(next http.Handler) http.Handler {
 			writeBodyError(w, err)
 			return
 		}
-		p := LocalPrincipal
-		ctx := WithPrincipal(r.Context(), p)
+		inner.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), messageKey{}, msg)))
+	})
+}
 
-		id := r.Header.Get(sessionHeader)
-		modern := isModern(r, msg)
-		switch {
-		case id == "" && !modern && r.Method == http.MethodPost && msg.needsSession():
-			http.Error(w, "Mcp-Session-Id header is required: send initialize first and pass the session id it returns (or use protocol 2026-07-28 with sandbox_create)", http.StatusBadRequest)
+type messageKey struct{}
+
+// principalStage runs after authentication.
+func (g *Server) principalStage(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		msg, _ := r.Context().Value(messageKey{}).(rpcMessage)
+		p := g.principal(r.Context())
+		ctx := WithPrincipal(r.Context(), p)
+		if missing := g.missingScopes(p, msg); len(missing) > 0 {
+			g.denyScope(ctx, w, p, msg)
 			return
-		case id != "" && !modern:
-			if !g.sessions.ownedBy(id, p.Digest()) {
-				if term, _ := g.sessions.Validate(id); term {
-					http.Error(w, "Session terminated; start a new session with initialize", http.StatusNotFound)
-					return
-				}
-				http.Error(w, "Session not found; start a new session with initialize", http.StatusNotFound)
-				return
-			}
-			g.sessions.touch(id)
-			// Every request of a session, including a long-lived GET
-			// stream, ends when the session does (DELETE, idle, lifetime).
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithCancel(ctx)
-			defer cancel()
-			if done := g.sessions.doneFor(id); done != nil {
-				go func() {
-					select {
-					case <-done:
-						cancel()
-					case <-ctx.Done():
-					}
-				}()
-			}
 		}
+		ctx, ok := g.sessionStage(ctx, w, r, p, msg)
+		if !ok {
+			return
+		}
+		defer g.releaseSession(ctx)
 		r = r.WithContext(ctx)
 		next.ServeHTTP(&bindingWriter{ResponseWriter: w, g: g, r: r, p: p}, r)
 	})
+}
+
+// principal maps the verified identity (or, with authentication off, the
+// local principal) to the gateway's Principal.
+func (g *Server) principal(ctx context.Context) Principal {
+	if g.cfg.Auth == nil {
+		return LocalPrincipal
+	}
+	id, _ := resource.IdentityFrom(ctx)
+	return Principal{Issuer: id.Issuer, Subject: id.Subject, Tenant: id.Tenant, ClientID: id.ClientID, Scopes: id.Scopes}
+}
+
+// missingScopes returns the scopes a tools/call needs that p lacks. Only
+// tools/call is scope-guarded; listing tools is open to any valid token so
+// a client can learn what to ask for.
+func (g *Server) missingScopes(p Principal, msg rpcMessage) []string {
+	if msg.Method != "tools/call" || g.cfg.Auth == nil {
+		return nil
+	}
+	d, ok := g.tools[msg.Params.Name]
+	if !ok {
+		return nil // unknown tool: mcp-go answers with the precise error
+	}
+	var missing []string
+	for _, s := range d.scopes {
+		if !slices.Contains(p.Scopes, s) {
+			missing = append(missing, s)
+		}
+	}
+	return missing
+}
+
+// denyScope audits and answers a call refused for want of scopes. The
+// challenge names every scope the call needs, not only the missing ones,
+// so a client asking for exactly those gets a token that works.
+func (g *Server) denyScope(ctx context.Context, w http.ResponseWriter, p Principal, msg rpcMessage) {
+	need := g.tools[msg.Params.Name].scopes
+	ev := &audit.Event{Kind: audit.KindToolDenied, Principal: p.audit(), Tool: msg.Params.Name, Outcome: audit.OutcomeDenied,
+		DenyReason: "insufficient scope: needs " + fmt.Sprint(need)}
+	if err := g.audit.Append(context.WithoutCancel(ctx), ev); err != nil {
+		g.log.Error("audit append failed", "kind", ev.Kind, "tool", ev.Tool, "error", err)
+	}
+	g.cfg.Auth.WriteInsufficientScope(w, need)
+}
+
+// sessionStage enforces session ownership for legacy requests and returns
+// a context that ends when the session does. ok is false when it already
+// answered.
+func (g *Server) sessionStage(ctx context.Context, w http.ResponseWriter, r *http.Request, p Principal, msg rpcMessage) (context.Context, bool) {
+	id := r.Header.Get(sessionHeader)
+	modern := isModern(r, msg)
+	switch {
+	case id == "" && !modern && r.Method == http.MethodPost && msg.needsSession():
+		http.Error(w, "Mcp-Session-Id header is required: send initialize first and pass the session id it returns (or use protocol 2026-07-28 with sandbox_create)", http.StatusBadRequest)
+		return ctx, false
+	case id == "" || modern:
+		return ctx, true
+	}
+	if !g.sessions.ownedBy(id, p.Digest()) {
+		msg := "Session not found; start a new session with initialize"
+		if term, _ := g.sessions.Validate(id); term {
+			msg = "Session terminated; start a new session with initialize"
+		}
+		http.Error(w, msg, http.StatusNotFound)
+		return ctx, false
+	}
+	g.sessions.touch(id)
+	// Every request of a session, including a long-lived GET stream, ends
+	// when the session does (DELETE, idle, lifetime).
+	ctx, cancel := context.WithCancel(ctx)
+	ctx = context.WithValue(ctx, cancelKey{}, cancel)
+	if done := g.sessions.doneFor(id); done != nil {
+		go func() {
+			select {
+			case <-done:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	return ctx, true
+}
+
+type cancelKey struct{}
+
+// releaseSession ends the session-scoped context of a finished request.
+func (g *Server) releaseSession(ctx context.Context) {
+	if cancel, ok := ctx.Value(cancelKey{}).(context.CancelFunc); ok {
+		cancel()
+	}
 }
 
 // isModern reports whether r declares protocol 2026-07-28 or later, in
@@ -98,52 +183,8 @@ func (g *Server) originAllowed(r *http.Request) bool {
 	return u.Host == r.Host || slices.Contains(g.cfg.AllowedOrigins, origin)
 }
 
-// bindingWriter watches the response to an initialize request: when mcp-go
-// assigns a session id, it is bound to the principal before the client
-// can use it.
-type bindingWriter struct {
-	http.ResponseWriter
-	g     *Server
-	r     *http.Request
-	p     Principal
-	bound bool
-}
-
-func (bw *bindingWriter) WriteHeader(code int) {
-	bw.bind()
-	bw.ResponseWriter.WriteHeader(code)
-}
-
-func (bw *bindingWriter) Write(b []byte) (int, error) {
-	bw.bind()
-	return bw.ResponseWriter.Write(b)
-}
-
-func (bw *bindingWriter) Flush() {
-	bw.bind()
-	if f, ok := bw.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-// Unwrap lets http.ResponseController reach the real writer.
-func (bw *bindingWriter) Unwrap() http.ResponseWriter { return bw.ResponseWriter }
-
-func (bw *bindingWriter) bind() {
-	if bw.bound {
-		return
-	}
-	bw.bound = true
-	id := bw.Header().Get(sessionHeader)
-	if id == "" || bw.r.Header.Get(sessionHeader) != "" {
-		return
-	}
-	bw.g.sessions.bind(id, bw.p.Digest())
-	ev := &audit.Event{Kind: audit.KindSessionStart, Principal: bw.p.audit(), Session: id, Outcome: "ok"}
-	if err := bw.g.audit.Append(context.WithoutCancel(bw.r.Context()), ev); err != nil {
-		bw.g.log.Error("audit append failed", "kind", ev.Kind, "session_id", id, "error", err)
-	}
-}
+// allScopes is what the local principal holds with authentication off.
+var allScopes = auth.AllScopes
 
 // sessionIDFrom returns the legacy MCP session id of the request in ctx, or
 // "" for a sessionless (2026-07-28) request.

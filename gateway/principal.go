@@ -20,7 +20,7 @@ type Principal struct {
 
 // LocalPrincipal is the single identity used while authentication is off;
 // the gateway then listens on loopback only.
-var LocalPrincipal = Principal{Issuer: "local", Subject: "local", Tenant: "local"}
+var LocalPrincipal = Principal{Issuer: "local", Subject: "local", Tenant: "local", Scopes: allScopes}
 
 // Digest is the owner label stored on containers: stable for one principal,
 // and revealing nothing of it to someone who reads labels.

@@ -33,6 +33,7 @@ type Server struct {
 	boxes    *sandboxes
 	sessions *sessions
 	mcp      *server.MCPServer
+	tools    map[string]toolDef // enabled tools by name
 	args     *argValidator
 	limits   *callLimits
 	http     *server.StreamableHTTPServer
@@ -66,7 +67,9 @@ func New(ctx context.Context, cfg Config, p sandbox.Provider, store AuditStore, 
 	if g.args, err = newArgValidator(defs); err != nil {
 		return nil, err
 	}
+	g.tools = map[string]toolDef{}
 	for _, d := range defs {
+		g.tools[d.tool.Name] = d
 		g.mcp.AddTool(d.tool, g.handler(d))
 	}
 	g.http = server.NewStreamableHTTPServer(g.mcp,
@@ -90,6 +93,16 @@ func New(ctx context.Context, cfg Config, p sandbox.Provider, store AuditStore, 
 func (g *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", g.mcpMiddleware(g.http))
+	if g.cfg.Auth != nil {
+		// RFC 9728: the metadata of the /mcp resource, at the root and at
+		// the path-inserted location clients derive from the resource.
+		mh := g.cfg.Auth.MetadataHandler()
+		mux.Handle("GET /.well-known/oauth-protected-resource", mh)
+		mux.Handle("GET /.well-known/oauth-protected-resource/", mh)
+	}
+	for _, route := range g.cfg.AuthRoutes {
+		mux.Handle(route, g.cfg.AuthServer)
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		if !g.ready.Load() {
 			http.Error(w, "starting", http.StatusServiceUnavailable)

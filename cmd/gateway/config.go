@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -22,6 +23,15 @@ type config struct {
 	RunnerPath string
 	Instance   string
 	LogLevel   slog.Level
+
+	AuthMode              string // embedded, external or none
+	PublicURL             string // the gateway's origin as clients see it
+	Issuer                string // external issuer (implies AuthMode external)
+	TenantClaim           string
+	IntrospectionURL      string
+	IntrospectionClientID string
+	IntrospectionSecret   string
+	Dev                   bool // dev user on first start; http://localhost client metadata documents
 }
 
 // parseConfig reads flags, each with an environment fallback
@@ -53,6 +63,14 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	disable := fs.String("disable-tools", env("DISABLE_TOOLS", ""), "comma-separated tool names to leave out")
 	origins := fs.String("allowed-origins", env("ALLOWED_ORIGINS", ""), "comma-separated browser origins allowed besides the gateway's own")
 	level := fs.String("log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error")
+	fs.StringVar(&c.AuthMode, "auth", env("AUTH", authEmbedded), "authentication: embedded (built-in authorization server), external (tokens from --issuer) or none (loopback only)")
+	fs.StringVar(&c.PublicURL, "public-url", env("PUBLIC_URL", ""), "the gateway's origin as clients reach it (default http://ADDR); the MCP resource is PUBLIC_URL/mcp")
+	fs.StringVar(&c.Issuer, "issuer", env("ISSUER", ""), "external OIDC issuer URL; turns the embedded authorization server off")
+	fs.StringVar(&c.TenantClaim, "tenant-claim", env("TENANT_CLAIM", "sub"), "token claim naming the caller's tenant")
+	fs.StringVar(&c.IntrospectionURL, "introspection-url", env("INTROSPECTION_URL", ""), "RFC 7662 endpoint for opaque tokens (external issuers)")
+	fs.StringVar(&c.IntrospectionClientID, "introspection-client-id", env("INTROSPECTION_CLIENT_ID", ""), "client id for the introspection endpoint")
+	fs.StringVar(&c.IntrospectionSecret, "introspection-client-secret", env("INTROSPECTION_CLIENT_SECRET", ""), "client secret for the introspection endpoint")
+	fs.BoolVar(&c.Dev, "dev", env("DEV", "") == "1", "development mode: create a dev user on first start and accept http://localhost client metadata documents")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -73,6 +91,18 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 		return c, fmt.Errorf("log-level %q: want debug, info, warn or error", *level)
 	}
 	g.Images, g.Categories, g.EnabledTools, g.DisabledTools, g.AllowedOrigins = list(*images), list(*categories), list(*enable), list(*disable), list(*origins)
+	if c.Issuer != "" {
+		if c.AuthMode == authNone {
+			return c, errors.New("--issuer and --auth none contradict each other")
+		}
+		c.AuthMode = authExternal
+	}
+	if c.AuthMode == authExternal && c.Issuer == "" {
+		return c, errors.New("--auth external needs --issuer URL")
+	}
+	if c.PublicURL == "" {
+		c.PublicURL = "http://" + g.Addr
+	}
 	return c, nil
 }
 

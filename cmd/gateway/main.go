@@ -33,26 +33,43 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && args[0] == "audit" {
-		return runAudit(args[1:], stdout)
+	if len(args) > 0 {
+		switch args[0] {
+		case "audit":
+			return runAudit(args[1:], stdout)
+		case "client", "keys", "user":
+			return runAdmin(args, os.Stdin, stdout)
+		}
 	}
 	cfg, err := parseConfig(args, stderr)
 	if err != nil {
 		return err
 	}
-	return serve(ctx, cfg, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel})))
+	return serve(ctx, cfg, stderr, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel})))
 }
 
-func serve(ctx context.Context, cfg config, log *slog.Logger) error {
+func serve(ctx context.Context, cfg config, stderr io.Writer, log *slog.Logger) error {
 	gcfg := cfg.Gateway.WithDefaults()
-	if err := gcfg.Validate(); err != nil {
-		return err
-	}
 	varDir, err := filepath.Abs(gcfg.VarDir)
 	if err != nil {
 		return err
 	}
 	gcfg.VarDir = varDir
+	// Checked before auth is set up: refuse a public address when auth is
+	// configured off, whatever else is wrong.
+	if cfg.AuthMode == authNone {
+		if err := gcfg.Validate(); err != nil {
+			return err
+		}
+	}
+	cleanupAuth, err := setupAuth(ctx, cfg, &gcfg, stderr, log)
+	if err != nil {
+		return err
+	}
+	defer cleanupAuth()
+	if err := gcfg.Validate(); err != nil {
+		return err
+	}
 	// Bind first: a port in use is the most common start failure and must
 	// not leave containers or half-open logs behind.
 	ln, err := net.Listen("tcp", gcfg.Addr)
@@ -83,7 +100,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
-	log.Info("gateway serving", "url", "http://"+ln.Addr().String()+"/mcp", "image", gcfg.Image, "audit", gcfg.AuditPath())
+	log.Info("gateway serving", "url", "http://"+ln.Addr().String()+"/mcp", "auth", cfg.AuthMode, "image", gcfg.Image, "audit", gcfg.AuditPath())
 
 	select {
 	case err = <-errc:

@@ -48,7 +48,7 @@ func TestParseBytes(t *testing.T) {
 }
 
 func TestRefusesPublicAddressWithoutAuth(t *testing.T) {
-	err := run(t.Context(), []string{"--addr", "0.0.0.0:0", "--var", t.TempDir()}, &bytes.Buffer{}, &bytes.Buffer{})
+	err := run(t.Context(), []string{"--addr", "0.0.0.0:0", "--auth", "none", "--var", t.TempDir()}, &bytes.Buffer{}, &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "not loopback") {
 		t.Fatalf("want a refusal naming loopback, got %v", err)
 	}

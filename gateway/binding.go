@@ -1,0 +1,55 @@
+package gateway
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/sandgate/sandgate/gateway/audit"
+)
+
+// bindingWriter watches the response to an initialize request: when mcp-go
+// assigns a session id, it is bound to the principal before the client
+// can use it.
+type bindingWriter struct {
+	http.ResponseWriter
+	g     *Server
+	r     *http.Request
+	p     Principal
+	bound bool
+}
+
+func (bw *bindingWriter) WriteHeader(code int) {
+	bw.bind()
+	bw.ResponseWriter.WriteHeader(code)
+}
+
+func (bw *bindingWriter) Write(b []byte) (int, error) {
+	bw.bind()
+	return bw.ResponseWriter.Write(b)
+}
+
+func (bw *bindingWriter) Flush() {
+	bw.bind()
+	if f, ok := bw.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the real writer.
+func (bw *bindingWriter) Unwrap() http.ResponseWriter { return bw.ResponseWriter }
+
+func (bw *bindingWriter) bind() {
+	if bw.bound {
+		return
+	}
+	bw.bound = true
+	id := bw.Header().Get(sessionHeader)
+	if id == "" || bw.r.Header.Get(sessionHeader) != "" {
+		return
+	}
+	bw.g.sessions.bind(id, bw.p.Digest())
+	ev := &audit.Event{Kind: audit.KindSessionStart, Principal: bw.p.audit(), Session: id, Outcome: "ok"}
+	if err := bw.g.audit.Append(context.WithoutCancel(bw.r.Context()), ev); err != nil {
+		bw.g.log.Error("audit append failed", "kind", ev.Kind, "session_id", id, "error", err)
+	}
+}
