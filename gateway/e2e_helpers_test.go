@@ -1,8 +1,10 @@
 package gateway_test
 
 import (
+	"bytes"
 	"net/http"
 	"os"
+	"sync"
 	"testing"
 )
 
@@ -32,4 +34,23 @@ func deleteSession(t testing.TB, url, sid string) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("DELETE status %d", resp.StatusCode)
 	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for the concurrent writes of a
+// logger, so tests can search everything a gateway logged.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -181,6 +181,17 @@ func TestOAuthPrincipalsAreIsolated(t *testing.T) {
 	if strings.Contains(b, alice) || strings.Contains(b, mallory) {
 		t.Fatal("a token reached the audit log")
 	}
+	if logs := og.Logs.String(); strings.Contains(logs, alice) || strings.Contains(logs, mallory) {
+		t.Fatal("a token reached the gateway's logs")
+	}
+	// A browser page on another origin cannot drive the gateway.
+	f, _ := http.NewRequest(http.MethodPost, og.URL, strings.NewReader(`{"jsonrpc":"2.0","id":5,"method":"tools/list"}`))
+	f.Header.Set("Origin", "https://evil.example")
+	f.Header.Set("Authorization", "Bearer "+alice)
+	f.Header.Set("Content-Type", "application/json")
+	if resp, _ := http.DefaultClient.Do(f); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("foreign Origin: %d, want 403", resp.StatusCode)
+	}
 }
 
 // authorize runs the authorization code flow as a user agent would and

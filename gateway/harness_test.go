@@ -43,6 +43,7 @@ type testGateway struct {
 	store     *audit.FileSink
 	closeOnce sync.Once
 	ln        net.Listener
+	Logs      *lockedBuffer // everything the gateway logged
 }
 
 // startGateway starts a gateway; mutate adjusts its config.
@@ -73,10 +74,14 @@ func startGatewayWith(t testing.TB, ln net.Listener, mutate func(*gateway.Config
 func (tg *testGateway) start(t testing.TB, runner string, mutate func(*gateway.Config)) {
 	t.Helper()
 	ctx := t.Context()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	// Everything the gateway logs is kept, at debug level, so tests can
+	// check what never may appear in a log (tokens).
+	tg.Logs = &lockedBuffer{}
+	var out io.Writer = tg.Logs
 	if testing.Verbose() {
-		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		out = io.MultiWriter(tg.Logs, os.Stderr)
 	}
+	log := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	cfg := gateway.Config{Addr: "127.0.0.1:0", VarDir: tg.VarDir, Image: testImage,
 		Limits: sandbox.Limits{MemoryBytes: 256 << 20, Pids: 128, CallTimeout: 30 * time.Second}}
 	if mutate != nil {

@@ -79,6 +79,41 @@ func TestIDToken(t *testing.T) {
 	if at.str("scope") != "sandbox:exec" {
 		t.Errorf("access token scope = %q: protocol scopes belong in no access token", at.str("scope"))
 	}
+	next := mustOK(t, e.refresh(t, c, tok.RefreshToken, nil))
+	if next.IDToken == "" {
+		t.Fatal("no ID token on refresh")
+	}
+	if id, _ := verify(t, next.IDToken, e.publicKeys(t)); !slices.Equal(id.aud(), []string{c.id}) || id.str("sub") != testUser {
+		t.Errorf("refreshed ID token aud %v sub %q", id.aud(), id.str("sub"))
+	}
+}
+
+// TestCORS: browser-based clients may call the token endpoint and read
+// metadata from another origin; the sign-in pages allow no such thing.
+func TestCORS(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	preflight := func(path string) *http.Response {
+		req, _ := http.NewRequest(http.MethodOptions, e.url+path, nil)
+		req.Header.Set("Origin", "http://localhost:6274")
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	for _, path := range []string{"/token", "/register", "/.well-known/oauth-authorization-server", "/jwks"} {
+		if resp := preflight(path); resp.StatusCode != http.StatusNoContent || resp.Header.Get("Access-Control-Allow-Origin") != "*" {
+			t.Errorf("%s preflight: %d %q", path, resp.StatusCode, resp.Header.Get("Access-Control-Allow-Origin"))
+		}
+	}
+	for _, path := range []string{"/login", "/consent", "/authorize"} {
+		if resp := preflight(path); resp.Header.Get("Access-Control-Allow-Origin") != "" {
+			t.Errorf("%s answers CORS", path)
+		}
+	}
 }
 
 // TestDefaultScopes: a client that asks for no scope gets every scope it

@@ -1,6 +1,7 @@
 package issuer_test
 
 import (
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -172,7 +173,8 @@ func TestConfigValidation(t *testing.T) {
 			t.Errorf("http error does not mention loopback: %v", err)
 		}
 	}
-	good := issuer.Config{Issuer: "https://gw.example.com", Resources: []string{"https://gw.example.com/mcp"}, Dir: dir}
+	good := issuer.Config{Issuer: "https://gw.example.com", Resources: []string{"https://gw.example.com/mcp"}, Dir: dir,
+		Logger: slog.New(slog.DiscardHandler)}
 	if _, err := issuer.New(t.Context(), good); err != nil {
 		t.Errorf("https issuer: %v", err)
 	}

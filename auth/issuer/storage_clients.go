@@ -17,10 +17,11 @@ import (
 )
 
 // metadataCacheTTL bounds how long a fetched client ID metadata document
-// is reused. One authorization makes several lookups (authorize, consent,
-// token); without a cache each would be a fetch.
+// is reused here. One authorization makes several lookups (authorize,
+// login, consent, token); this cache collapses them. It is short because
+// the fetcher keeps its own cache with the document's Cache-Control.
 const (
-	metadataCacheTTL  = 5 * time.Minute
+	metadataCacheTTL  = time.Minute
 	maxCachedMetadata = 1000
 )
 
