@@ -32,7 +32,7 @@ type InterpResult struct {
 	ErrorName  string   `json:"error_name,omitempty"` // e.g. "ZeroDivisionError", "KeyboardInterrupt"
 	Figures    [][]byte `json:"figures,omitempty"`    // PNG images the cell produced
 	TimedOut   bool     `json:"timed_out"`
-	Restarted  bool     `json:"restarted"`  // a new interpreter was started for this call (state is empty)
+	Restarted  bool     `json:"restarted"` // a new interpreter was started for this call (state is empty)
 	DurationMs int64    `json:"duration_ms"`
 	// Message explains an abnormal end, e.g. "the interpreter died
 	// (killed: out of memory (limit 512 MiB)); a new one was started and
