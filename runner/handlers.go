@@ -11,10 +11,44 @@ import (
 	"github.com/sandgate/sandgate/runner/protocol"
 )
 
+// Browser drives the sandbox's browser (runner/browser implements it).
+type Browser interface {
+	// Do performs one browser action.
+	Do(ctx context.Context, req protocol.BrowserRequest) (protocol.BrowserResult, error)
+}
+
+// Interpreter is the sandbox's stateful code interpreter (runner/interp
+// implements it).
+type Interpreter interface {
+	// Run executes one cell in the long-lived interpreter.
+	Run(ctx context.Context, req protocol.InterpRequest) (protocol.InterpResult, error)
+	// Restart replaces the interpreter with a fresh one.
+	Restart(ctx context.Context, req protocol.InterpRestartRequest) (protocol.InterpResult, error)
+}
+
+// Services are what the runner dispatches to. Files, Processes and Info
+// are required; an optional service left nil leaves its operations
+// unsupported (the gateway then says the image lacks it).
+type Services struct {
+	Files       *files.Service
+	Processes   *process.Manager
+	Info        func(context.Context) protocol.Info
+	Browser     Browser
+	Interpreter Interpreter
+}
+
 // handlers wires every operation to its implementation.
-func handlers(fs *files.Service, pm *process.Manager, info func(context.Context) protocol.Info) registry {
+func handlers(svc Services) registry {
+	fs, pm := svc.Files, svc.Processes
 	r := registry{}
-	r.add(protocol.OpInfo, unary(func(ctx context.Context, _ struct{}) (protocol.Info, error) { return info(ctx), nil }))
+	r.add(protocol.OpInfo, unary(func(ctx context.Context, _ struct{}) (protocol.Info, error) { return svc.Info(ctx), nil }))
+	if svc.Browser != nil {
+		r.add(protocol.OpBrowser, unary(svc.Browser.Do))
+	}
+	if svc.Interpreter != nil {
+		r.add(protocol.OpInterpRun, unary(svc.Interpreter.Run))
+		r.add(protocol.OpInterpRestart, unary(svc.Interpreter.Restart))
+	}
 
 	r.add(protocol.OpFileRead, unary(fs.Read))
 	r.add(protocol.OpFileWrite, unary(fs.Write))

@@ -10,8 +10,6 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/sandgate/sandgate/runner/files"
-	"github.com/sandgate/sandgate/runner/process"
 	"github.com/sandgate/sandgate/runner/protocol"
 )
 
@@ -23,10 +21,9 @@ type Server struct {
 	log *slog.Logger
 }
 
-// NewServer returns a Server dispatching to fs and pm; info describes the
-// runner for the info operation.
-func NewServer(fs *files.Service, pm *process.Manager, info func(context.Context) protocol.Info, log *slog.Logger) *Server {
-	return &Server{ops: handlers(fs, pm, info), log: log}
+// NewServer returns a Server dispatching to svc.
+func NewServer(svc Services, log *slog.Logger) *Server {
+	return &Server{ops: handlers(svc), log: log}
 }
 
 // ServeHTTP upgrades a request on protocol.Path to a websocket after

@@ -38,7 +38,7 @@ func startRunner(t *testing.T) (protocol.DialFunc, string) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	pm := process.NewManager(process.Options{Workspace: ws, Logger: log})
 	t.Cleanup(pm.Close)
-	srv := runner.NewServer(files.New(files.Options{Workspace: ws}), pm, runner.Describe(ws, nil, pm), log)
+	srv := runner.NewServer(runner.Services{Files: files.New(files.Options{Workspace: ws}), Processes: pm, Info: runner.Describe(ws, nil, pm)}, log)
 	sock := filepath.Join(dir, "r.sock")
 	ln, err := net.Listen("unix", sock)
 	if err != nil {

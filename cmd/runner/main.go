@@ -74,8 +74,12 @@ func run(ctx context.Context, args []string) error {
 	}
 	pm := process.NewManager(process.Options{Workspace: cfg.Workspace, Accounting: acct, Logger: log})
 	defer pm.Close()
-	fsvc := files.New(files.Options{Workspace: cfg.Workspace})
-	srv := runner.NewServer(fsvc, pm, runner.Describe(cfg.Workspace, acct, pm), log)
+	svc := runner.Services{
+		Files:     files.New(files.Options{Workspace: cfg.Workspace}),
+		Processes: pm,
+		Info:      runner.Describe(cfg.Workspace, acct, pm),
+	}
+	srv := runner.NewServer(svc, log)
 
 	ln, err := listen(cfg.Socket)
 	if err != nil {
