@@ -41,8 +41,8 @@ bench: setup build images ## measure hot-path latency through the gateway (numbe
 	REQUIRE_DOCKER=1 $(GO) test -run '^$$' -bench . -benchtime 100x -count 1 ./gateway/ ./gateway/audit/ ./sandbox/docker/
 
 fuzz: ## run each fuzz target for FUZZTIME (default 30s)
-	@for pkg_target in $$($(GO) test -list 'Fuzz.*' ./... 2>/dev/null | awk '/^ok/{pkg=$$2} /^Fuzz/{print pkg" "$$1}' | tr ' ' ':'); do \
-	  pkg=$${pkg_target%%:*}; target=$${pkg_target##*:}; \
+	@$(GO) test -list 'Fuzz.*' ./... | awk '/^Fuzz/{names[n++]=$$1} /^ok/{for(i=0;i<n;i++) print $$2, names[i]; n=0}' | \
+	while read -r pkg target; do \
 	  echo "fuzz $$pkg $$target"; \
 	  $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $${FUZZTIME:-30s} $$pkg || exit 1; \
 	done
