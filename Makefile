@@ -22,10 +22,10 @@ build: ## build bin/gateway and the static bin/runner
 	$(GO) build -trimpath -o $(BIN)/gateway ./cmd/gateway
 
 images: setup ## build the sandbox images (offline with debootstrap when no registry is reachable)
-	@images/build.sh base
+	@images/build.sh base browser
 
 run: setup build images ## start the gateway on 127.0.0.1:8080 (local Docker, audit log under ./var/)
-	$(BIN)/gateway --addr $${SANDGATE_ADDR:-127.0.0.1:8080} --var var --runner $(BIN)/runner --image $(IMAGE) --dev
+	$(BIN)/gateway --addr $${SANDGATE_ADDR:-127.0.0.1:8080} --var var --runner $(BIN)/runner --image $(IMAGE) --images sandgate/browser:latest --dev
 
 test: setup build images ## run every test, including those against the real Docker engine
 	REQUIRE_DOCKER=1 $(GO) test -count=1 -timeout 45m ./...

@@ -31,7 +31,7 @@ type Config struct {
 	MaxSandboxesPerTenant int
 	ToolCallsPerMinute    int
 	// Categories enables tool categories (files, exec, code, sandbox,
-	// audit); empty means all. DisabledTools removes single tools by name
+	// audit, browser); empty means all. DisabledTools removes single tools by name
 	// and EnabledTools, when not empty, keeps only the named tools.
 	Categories    []string
 	EnabledTools  []string

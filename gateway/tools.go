@@ -18,9 +18,10 @@ const (
 	catCode    = "code"
 	catSandbox = "sandbox"
 	catAudit   = "audit"
+	catBrowser = "browser"
 )
 
-var allCategories = []string{catFiles, catExec, catCode, catSandbox, catAudit}
+var allCategories = []string{catFiles, catExec, catCode, catSandbox, catAudit, catBrowser}
 
 // toolDef is one MCP tool: its schema and how to run it.
 type toolDef struct {
@@ -60,6 +61,25 @@ var requiredScopes = map[string][]string{
 	"sandbox_info":    {auth.ScopeExec},
 	"sandbox_destroy": {auth.ScopeExec},
 	"audit_log":       {auth.ScopeAudit},
+
+	"browser_navigate":         {auth.ScopeBrowser},
+	"browser_navigate_back":    {auth.ScopeBrowser},
+	"browser_snapshot":         {auth.ScopeBrowser},
+	"browser_click":            {auth.ScopeBrowser},
+	"browser_hover":            {auth.ScopeBrowser},
+	"browser_type":             {auth.ScopeBrowser},
+	"browser_fill_form":        {auth.ScopeBrowser},
+	"browser_select_option":    {auth.ScopeBrowser},
+	"browser_press_key":        {auth.ScopeBrowser},
+	"browser_wait_for":         {auth.ScopeBrowser},
+	"browser_screenshot":       {auth.ScopeBrowser},
+	"browser_evaluate":         {auth.ScopeBrowser},
+	"browser_console_messages": {auth.ScopeBrowser},
+	"browser_tabs":             {auth.ScopeBrowser},
+	"browser_resize":           {auth.ScopeBrowser},
+	"browser_pdf":              {auth.ScopeBrowser},
+
+	"interpreter_restart": {auth.ScopeExec},
 }
 
 // toolDefs lists every tool the gateway knows, in tools/list order.
@@ -71,6 +91,7 @@ func toolDefs() []toolDef {
 	defs = append(defs, codeTools()...)
 	defs = append(defs, sandboxTools()...)
 	defs = append(defs, auditTools()...)
+	defs = append(defs, browserTools()...)
 	for i := range defs {
 		d := &defs[i]
 		d.scopes = requiredScopes[d.tool.Name]

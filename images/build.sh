@@ -1,27 +1,34 @@
 #!/usr/bin/env bash
 # Builds the sandbox images.
 #
-#   images/build.sh [image...]     # default: base
+#   images/build.sh [image...]     # default: base; e.g. base browser
 #
-# Each image is built from images/<name>/. A host that can pull from a
-# registry builds images/<name>/Dockerfile; a host that cannot (no
+# Each image is built from images/<name>/: its packages.txt is installed
+# by images/setup.sh, which also finishes the root. A host that can pull
+# from a registry builds images/<name>/Dockerfile; a host that cannot (no
 # registry, only a Debian mirror) builds the same image offline: a
-# debootstrap root with the same packages, finished by the same setup.sh,
-# and loaded with `docker import`.
+# debootstrap root with the same setup.sh run in a chroot, loaded with
+# `docker import`. An image whose Dockerfile starts FROM a sandgate image
+# (browser, FROM sandgate/base) is built with docker build on every host,
+# after its parent, since its parent is local.
 #
-# A build is skipped when the image exists and carries the content hash of
-# images/<name>/ and this script in its sandgate.image-hash label.
+# A build is skipped when the image exists and carries, in its
+# sandgate.image-hash label, the content hash of images/<name>/, setup.sh
+# and this script, and of its parent image's id.
 #
 # Environment:
 #   FORCE=1      rebuild even when the hash matches
 #   OFFLINE=1    skip the registry probe and build offline
-#   MIRROR=url   Debian mirror for the offline build (default: from apt)
+#   MIRROR=url   Debian mirror for the offline build, with $SUITE and
+#                $SUITE-updates (default: from apt)
+#   SECURITY_MIRROR=url  Debian security mirror for the offline build
+#                (default: from apt, else deb.debian.org); "none" builds
+#                without security updates
 set -euo pipefail
 
 readonly IMAGES_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 readonly SUITE=bookworm
 readonly REGISTRY_PROBE_IMAGE=debian:bookworm-slim
-readonly IMAGE_PATH=/usr/local/bin:/usr/bin:/bin
 
 # The offline build's temporary root; removed on exit (see cleanup).
 ROOTFS=""
@@ -45,14 +52,22 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# image_hash prints a short digest of everything that defines an image:
-# the files of images/<name>/ and this script (the offline recipe).
+# image_hash prints a short digest of everything that defines image $1:
+# the files of images/$1/, setup.sh, this script (the offline recipe) and
+# the id of its parent image $2, if any, so a rebuilt parent rebuilds it.
 image_hash() {
-	local name=$1
-	(
-		cd "$IMAGES_DIR"
-		find "$name" build.sh -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum
-	) | sha256sum | cut -c1-16
+	local name=$1 parent=$2
+	{
+		(cd "$IMAGES_DIR" && find "$name" setup.sh build.sh -type f -print0 |
+			LC_ALL=C sort -z | xargs -0 sha256sum)
+		[[ -z "$parent" ]] || docker image inspect -f '{{.Id}}' "$parent"
+	} | sha256sum | cut -c1-16
+}
+
+# local_parent prints the sandgate image that images/$1/Dockerfile starts
+# FROM, or nothing when it starts from a registry image.
+local_parent() {
+	awk 'toupper($1) == "FROM" { if ($2 ~ /^sandgate\//) print $2; exit }' "$IMAGES_DIR/$1/Dockerfile"
 }
 
 # up_to_date reports whether image $1 exists with label hash $2.
@@ -95,24 +110,56 @@ debian_mirror() {
 	printf '%s\n' "${m:-http://deb.debian.org/debian}"
 }
 
-# packages prints images/<name>/packages.txt comma-separated, without
-# comments, for debootstrap --include.
-packages() {
-	grep -Ev '^[[:space:]]*(#|$)' "$IMAGES_DIR/$1/packages.txt" | paste -sd, -
+# security_mirror prints the Debian security mirror: $SECURITY_MIRROR,
+# else the one apt uses for $SUITE-security on this host, else
+# deb.debian.org.
+security_mirror() {
+	local m="${SECURITY_MIRROR:-}"
+	[[ -n "$m" ]] || m=$(apt-cache policy 2>/dev/null |
+		awk -v s="$SUITE-security/" 'index($3, s) == 1 { print $2; exit }') || true
+	printf '%s\n' "${m:-http://deb.debian.org/debian-security}"
 }
 
-# build_dockerfile builds image $2 from images/$1/Dockerfile.
+# apt_sources prints the sources.list of an offline root: the release and
+# its updates from mirror $1, and the security suite, as in a registry
+# base image; without it the image would miss every fix since the release.
+apt_sources() {
+	local mirror=$1 security
+	security=$(security_mirror)
+	printf 'deb %s %s main\n' "$mirror" "$SUITE" "$mirror" "$SUITE-updates"
+	if [[ "$security" == none ]]; then
+		log "warning: SECURITY_MIRROR=none: the image gets no security updates"
+	else
+		printf 'deb %s %s-security main\n' "$security" "$SUITE"
+	fi
+}
+
+# image_config prints the USER, WORKDIR, ENV and CMD instructions of
+# images/$1/Dockerfile, continuation lines joined, one per line: the
+# docker import --change list that gives the offline image the same
+# config as the Dockerfile's.
+image_config() {
+	sed -e ':a' -e '/\\$/{N;s/\\\n[[:space:]]*/ /;ba' -e '}' "$IMAGES_DIR/$1/Dockerfile" |
+		grep -E '^(USER|WORKDIR|ENV|CMD)[[:space:]]'
+}
+
+# build_dockerfile builds image $2 from images/$1/Dockerfile. The context
+# is images/, for the shared setup.sh. RUN steps use the host's network,
+# so a Debian mirror the host reaches (a proxy on 127.0.0.1, say) serves
+# them as it serves the offline build. A failed build leaves no container
+# holding on to the parent image.
 build_dockerfile() {
 	local name=$1 tag=$2 hash=$3
 	log "$tag: docker build images/$name"
-	docker build --label "sandgate.image-hash=$hash" -t "$tag" "$IMAGES_DIR/$name"
+	docker build --force-rm --network host --label "sandgate.image-hash=$hash" -t "$tag" \
+		-f "$IMAGES_DIR/$name/Dockerfile" "$IMAGES_DIR"
 }
 
-# build_offline builds image $2 from a debootstrap root with the packages
-# of images/$1/packages.txt, finished in a chroot by images/$1/setup.sh.
-# The --change lines must match the Dockerfile's USER/WORKDIR/ENV/CMD.
+# build_offline builds image $2 from a debootstrap root in which
+# images/setup.sh installs images/$1/packages.txt, with the config of
+# images/$1/Dockerfile.
 build_offline() {
-	local name=$1 tag=$2 hash=$3 mirror keyring=()
+	local name=$1 tag=$2 hash=$3 mirror keyring=() changes=() line
 	command -v debootstrap >/dev/null || die "offline build needs debootstrap (apt-get install debootstrap)"
 	[[ $EUID -eq 0 ]] || die "offline build needs root (debootstrap, chroot)"
 	mirror=$(debian_mirror)
@@ -121,27 +168,30 @@ build_offline() {
 	ROOTFS=$(mktemp -d /var/tmp/sandgate-rootfs.XXXXXX)
 
 	log "$tag: debootstrap $SUITE from $mirror into $ROOTFS"
-	debootstrap --variant=minbase "${keyring[@]}" --include="$(packages "$name")" \
-		"$SUITE" "$ROOTFS" "$mirror" >&2
+	debootstrap --variant=minbase "${keyring[@]}" "$SUITE" "$ROOTFS" "$mirror" >&2
 
-	log "$tag: running images/$name/setup.sh in the root"
-	install -m 0755 "$IMAGES_DIR/$name/setup.sh" "$ROOTFS/tmp/setup.sh"
-	chroot "$ROOTFS" /bin/sh /tmp/setup.sh
-	rm -f "$ROOTFS/tmp/setup.sh"
+	log "$tag: running images/setup.sh in the root"
+	apt_sources "$mirror" >"$ROOTFS/etc/apt/sources.list"
+	# apt in the chroot resolves the mirror with the host's resolver; the
+	# file is removed afterwards (Docker provides one at run time).
+	cp -L /etc/resolv.conf "$ROOTFS/etc/resolv.conf"
+	mkdir "$ROOTFS/tmp/sandgate-image"
+	cp "$IMAGES_DIR/$name/packages.txt" "$IMAGES_DIR/setup.sh" "$ROOTFS/tmp/sandgate-image/"
+	mount -t proc proc "$ROOTFS/proc"
+	chroot "$ROOTFS" /bin/sh /tmp/sandgate-image/setup.sh >&2
+	umount "$ROOTFS/proc"
+	rm -rf "$ROOTFS/tmp/sandgate-image" "$ROOTFS/etc/resolv.conf"
+
+	changes=(--change "LABEL sandgate.image-hash=$hash")
+	while IFS= read -r line; do
+		changes+=(--change "$line")
+	done < <(image_config "$name")
 
 	# /dev, /proc and /sys are provided by the container runtime; device
 	# nodes debootstrap made have no place in an image.
 	log "$tag: docker import"
 	tar --numeric-owner -C "$ROOTFS" --exclude='./dev/*' --exclude='./proc/*' --exclude='./sys/*' -c . |
-		docker import \
-			--change "LABEL sandgate.image-hash=$hash" \
-			--change 'USER 1000:1000' \
-			--change 'WORKDIR /workspace' \
-			--change 'ENV HOME=/workspace' \
-			--change "ENV PATH=$IMAGE_PATH" \
-			--change 'ENV LANG=C.UTF-8' \
-			--change 'CMD ["/bin/bash"]' \
-			- "$tag" >/dev/null
+		docker import "${changes[@]}" - "$tag" >/dev/null
 	cleanup
 	ROOTFS=""
 }
@@ -159,18 +209,27 @@ remove_replaced() {
 	fi
 }
 
-# build_image builds sandgate/<name>:latest unless it is up to date.
+# build_image builds sandgate/<name>:latest unless it is up to date or
+# was already built in this run. An image on a local parent is built with
+# docker build, which needs no registry; the parent must exist.
+BUILT=" "
 build_image() {
-	local name=$1 tag="sandgate/$1:latest" hash start old
+	local name=$1 tag="sandgate/$1:latest" parent hash start old
+	[[ "$BUILT" != *" $name "* ]] || return 0
 	[[ -f "$IMAGES_DIR/$name/Dockerfile" ]] || die "unknown image $name (no images/$name/Dockerfile)"
-	hash=$(image_hash "$name")
+	parent=$(local_parent "$name")
+	if [[ -n "$parent" ]]; then
+		docker image inspect "$parent" >/dev/null 2>&1 || die "$tag needs $parent: build it first"
+	fi
+	hash=$(image_hash "$name" "$parent")
+	BUILT+="$name "
 	if [[ "${FORCE:-0}" != 1 ]] && up_to_date "$tag" "$hash"; then
 		log "$tag: up to date (hash $hash); FORCE=1 rebuilds"
 		return 0
 	fi
 	start=$SECONDS
 	old=$(docker image inspect -f '{{.Id}}' "$tag" 2>/dev/null) || old=""
-	if registry_reachable; then
+	if [[ -n "$parent" ]] || registry_reachable; then
 		build_dockerfile "$name" "$tag" "$hash"
 	else
 		build_offline "$name" "$tag" "$hash"
@@ -182,8 +241,11 @@ build_image() {
 # build_base builds the default sandbox image.
 build_base() { build_image base; }
 
-# A later browser image (chromium on top of base) gets its own
-# build_browser; images are built in the order given.
+# build_browser builds base, then the browser image on top of it.
+build_browser() {
+	build_base
+	build_image browser
+}
 
 main() {
 	command -v docker >/dev/null || die "docker CLI not found"

@@ -58,7 +58,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&g.Limits.MaxLifetime, "max-lifetime", envDuration("MAX_LIFETIME", d.MaxLifetime), "remove a sandbox this old")
 	fs.IntVar(&g.MaxSandboxesPerTenant, "max-sandboxes", int(envFloat("MAX_SANDBOXES", 10)), "live sandboxes one tenant may hold")
 	fs.IntVar(&g.ToolCallsPerMinute, "calls-per-minute", int(envFloat("CALLS_PER_MINUTE", 600)), "tool calls one tenant may make per minute")
-	categories := fs.String("tools", env("TOOLS", ""), "comma-separated tool categories to enable (files,exec,code,sandbox,audit; default all)")
+	categories := fs.String("tools", env("TOOLS", ""), "comma-separated tool categories to enable (files,exec,code,sandbox,audit,browser; default all)")
 	enable := fs.String("enable-tools", env("ENABLE_TOOLS", ""), "comma-separated tool names; when set only these are served")
 	disable := fs.String("disable-tools", env("DISABLE_TOOLS", ""), "comma-separated tool names to leave out")
 	origins := fs.String("allowed-origins", env("ALLOWED_ORIGINS", ""), "comma-separated browser origins allowed besides the gateway's own")

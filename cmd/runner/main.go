@@ -18,8 +18,10 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/runner"
+	"github.com/sandgate/sandgate/runner/browser"
 	"github.com/sandgate/sandgate/runner/cgroup"
 	"github.com/sandgate/sandgate/runner/files"
+	"github.com/sandgate/sandgate/runner/interp"
 	"github.com/sandgate/sandgate/runner/process"
 )
 
@@ -78,6 +80,22 @@ func run(ctx context.Context, args []string) error {
 		Files:     files.New(files.Options{Workspace: cfg.Workspace}),
 		Processes: pm,
 		Info:      runner.Describe(cfg.Workspace, acct, pm),
+	}
+	// The stateful interpreter needs python3 in the image; without it its
+	// operations stay unsupported and the gateway says so.
+	if im, err := interp.New(interp.Options{Workspace: cfg.Workspace, Accounting: acct, Logger: log}); err == nil {
+		defer im.Close() // before pm.Close: kills the interpreter and what its cells started
+		svc.Interpreter = im
+	} else {
+		log.Info("stateful interpreter unavailable", "error", err)
+	}
+	// The browser tools need Chromium in the image (sandgate/browser);
+	// without it their operation stays unsupported and the gateway says
+	// so. Chromium itself starts on the first browser call.
+	if path := browser.Find(); path != "" {
+		bm := browser.New(browser.Options{ExecPath: path, Workspace: cfg.Workspace, Logger: log})
+		defer bm.Close() // kills Chromium and everything it started
+		svc.Browser = bm
 	}
 	srv := runner.NewServer(svc, log)
 

@@ -67,6 +67,19 @@ type Manager struct {
 	order  []*background // oldest first, for eviction
 }
 
+// DefaultEnv is the environment user processes start with when the
+// runner is given none: nothing from the runner's own environment.
+func DefaultEnv(workspace string) []string {
+	return []string{
+		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+		"HOME=" + workspace,
+		"LANG=C.UTF-8",
+		// matplotlib would otherwise put its config and font cache in
+		// HOME, the user's workspace.
+		"MPLCONFIGDIR=/tmp/matplotlib",
+	}
+}
+
 // NewManager returns a Manager. The first Manager of a process makes the
 // process a child subreaper and starts the orphan reaper (see registry).
 func NewManager(opts Options) *Manager {
@@ -74,11 +87,7 @@ func NewManager(opts Options) *Manager {
 		opts.Workspace = defaultWorkspace
 	}
 	if opts.BaseEnv == nil {
-		opts.BaseEnv = []string{
-			"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-			"HOME=" + opts.Workspace,
-			"LANG=C.UTF-8",
-		}
+		opts.BaseEnv = DefaultEnv(opts.Workspace)
 	}
 	if opts.DefaultTimeout <= 0 {
 		opts.DefaultTimeout = defaultTimeout

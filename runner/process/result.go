@@ -11,16 +11,21 @@ import (
 	"github.com/sandgate/sandgate/runner/protocol"
 )
 
-// runTimeout returns the timeout of a Run: the request's, or the default,
-// capped at MaxTimeout.
+// runTimeout returns the timeout of a Run.
 func (m *Manager) runTimeout(ms int64) (time.Duration, error) {
+	return Timeout(ms, m.opts.DefaultTimeout, m.opts.MaxTimeout)
+}
+
+// Timeout turns a request's timeout_ms into a duration: def when it is 0,
+// capped at max, an error when negative.
+func Timeout(ms int64, def, max time.Duration) (time.Duration, error) {
 	switch {
 	case ms < 0:
 		return 0, protocol.Errorf(protocol.CodeInvalid, "timeout_ms must not be negative")
 	case ms == 0:
-		return m.opts.DefaultTimeout, nil
+		return def, nil
 	}
-	return min(time.Duration(ms)*time.Millisecond, m.opts.MaxTimeout), nil
+	return min(time.Duration(ms)*time.Millisecond, max), nil
 }
 
 // outputCap returns the per-stream output cap of a request.
@@ -42,18 +47,36 @@ func exitStatus(ws unix.WaitStatus) (int, string) {
 	return ws.ExitStatus(), ""
 }
 
-// oomKilled reports whether the call was killed for memory: the cgroup's
-// OOM kill counter grew during the call and the root died of a SIGKILL the
-// runner did not send, or it is a shell that reports a child's SIGKILL
-// (exit 137). The counter is container-wide, so an OOM kill in a
-// concurrent call can be attributed to this one when this one died of an
-// unexplained SIGKILL too. Without the counter nothing is guessed.
+// oomKilled reports whether the call was killed for memory (see
+// KilledByOOM); without the root's status nothing is guessed.
 func oomKilled(before, after cgroup.Snapshot, o outcome) bool {
-	if !before.HasOOMKills || !after.HasOOMKills || after.OOMKills <= before.OOMKills || !o.reaped {
+	return o.reaped && KilledByOOM(before, after, o.status, o.why != exited)
+}
+
+// KilledByOOM reports whether a process that ended with status ws was
+// killed for memory: the cgroup's OOM kill counter grew between before
+// and after, and the process died of a SIGKILL the runner did not send
+// (killedByRunner false), or it is a shell that reports a child's SIGKILL
+// (exit 137). The counter is container-wide, so an OOM kill elsewhere in
+// the sandbox is attributed to this process when it died of an
+// unexplained SIGKILL too. Without the counter nothing is guessed.
+// Packages that run their own long-lived processes (runner/interp) use it
+// so that every OOM report in the runner follows the same rule.
+func KilledByOOM(before, after cgroup.Snapshot, ws unix.WaitStatus, killedByRunner bool) bool {
+	if !before.HasOOMKills || !after.HasOOMKills || after.OOMKills <= before.OOMKills {
 		return false
 	}
-	code, sig := exitStatus(o.status)
-	return sig == "SIGKILL" && o.why == exited || code == 128+int(unix.SIGKILL)
+	code, sig := exitStatus(ws)
+	return sig == "SIGKILL" && !killedByRunner || code == 128+int(unix.SIGKILL)
+}
+
+// OOMMessage is what a result says of an OOM kill under the memory limit
+// limit (0: unknown): "killed: out of memory (limit 512 MiB)".
+func OOMMessage(limit int64) string {
+	if limit > 0 {
+		return fmt.Sprintf("killed: out of memory (limit %s)", formatBytes(limit))
+	}
+	return "killed: out of memory"
 }
 
 // result turns an outcome into the ExecResult of a Run (output counters
@@ -78,10 +101,8 @@ func (m *Manager) result(o outcome, before, after cgroup.Snapshot, timeout time.
 // message explains an abnormal end in words a user can act on.
 func message(why ending, oom bool, limit int64, timeout time.Duration) string {
 	switch {
-	case oom && limit > 0:
-		return fmt.Sprintf("killed: out of memory (limit %s)", formatBytes(limit))
 	case oom:
-		return "killed: out of memory"
+		return OOMMessage(limit)
 	case why == timedOut:
 		return fmt.Sprintf("timed out after %s; the process tree was killed", formatDuration(timeout))
 	case why == canceled:
