@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/sandgate/sandgate/auth/resource"
 	"github.com/sandgate/sandgate/sandbox"
@@ -44,6 +45,9 @@ type Config struct {
 	// gateway serves it on its own origin at AuthRoutes (mux patterns).
 	AuthServer http.Handler
 	AuthRoutes []string
+	// BodyReadTimeout bounds reading one request body (default 90 s:
+	// the 90 MiB body limit at 1 MB/s).
+	BodyReadTimeout time.Duration
 	// AllowedOrigins lists browser origins (scheme://host[:port]) allowed
 	// besides the gateway's own; any other Origin gets 403.
 	AllowedOrigins []string
@@ -62,6 +66,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if !slices.Contains(c.Images, c.Image) {
 		c.Images = append([]string{c.Image}, c.Images...)
+	}
+	if c.BodyReadTimeout == 0 {
+		c.BodyReadTimeout = 90 * time.Second
 	}
 	if c.MaxSandboxesPerTenant == 0 {
 		c.MaxSandboxesPerTenant = 10

@@ -44,6 +44,9 @@ type testGateway struct {
 	closeOnce sync.Once
 	ln        net.Listener
 	Logs      *lockedBuffer // everything the gateway logged
+	// serve, when set, serves the handler instead of httptest's default
+	// server (see startProductionGateway).
+	serve func(h http.Handler) *httptest.Server
 }
 
 // startGateway starts a gateway; mutate adjusts its config.
@@ -100,10 +103,13 @@ func (tg *testGateway) start(t testing.TB, runner string, mutate func(*gateway.C
 	if tg.gw, err = gateway.New(ctx, cfg, tg.Provider, tg.store, log); err != nil {
 		t.Fatal(err)
 	}
-	if tg.ln != nil {
+	switch {
+	case tg.serve != nil:
+		tg.srv = tg.serve(tg.gw.Handler())
+	case tg.ln != nil:
 		tg.srv = &httptest.Server{Listener: tg.ln, Config: &http.Server{Handler: tg.gw.Handler()}}
 		tg.srv.Start()
-	} else {
+	default:
 		tg.srv = httptest.NewServer(tg.gw.Handler())
 	}
 	tg.URL = tg.srv.URL + "/mcp"

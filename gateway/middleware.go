@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"time"
 
 	"github.com/mark3labs/mcp-go/server"
 
@@ -41,9 +42,15 @@ func (g *Server) mcpMiddleware(next http.Handler) http.Handler {
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+		// The server has no whole-request ReadTimeout (it would cancel
+		// streaming calls), so the body alone gets a deadline: a client
+		// trickling it cannot hold a connection slot for ever.
+		rc := http.NewResponseController(w)
+		_ = rc.SetReadDeadline(time.Now().Add(g.cfg.BodyReadTimeout))
 		msg, err := peekMessage(r)
+		_ = rc.SetReadDeadline(time.Time{})
 		if err != nil {
-			writeBodyError(w, err)
+			writeBodyError(w, err, g.cfg.BodyReadTimeout)
 			return
 		}
 		inner.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), messageKey{}, msg)))
@@ -52,10 +59,15 @@ func (g *Server) mcpMiddleware(next http.Handler) http.Handler {
 
 type messageKey struct{}
 
-// principalStage runs after authentication.
+// principalStage runs after authentication. It refuses JSON-RPC batches,
+// which no MCP version this gateway speaks allows.
 func (g *Server) principalStage(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		msg, _ := r.Context().Value(messageKey{}).(rpcMessage)
+		if msg.batch {
+			writeBatchError(w)
+			return
+		}
 		p := g.principal(r.Context())
 		ctx := WithPrincipal(r.Context(), p)
 		if missing := g.missingScopes(p, msg); len(missing) > 0 {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -23,6 +25,7 @@ type rpcMessage struct {
 		Name string         `json:"name"`
 		Meta map[string]any `json:"_meta"`
 	} `json:"params"`
+	batch bool // the body is a JSON array
 }
 
 // peekMessage reads r's body (bounded by the MaxBytesReader the caller
@@ -39,8 +42,21 @@ func peekMessage(r *http.Request) (rpcMessage, error) {
 		return msg, err
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
+	if trimmed := bytes.TrimLeft(body, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '[' {
+		msg.batch = true
+		return msg, nil
+	}
 	_ = json.Unmarshal(body, &msg)
 	return msg, nil
+}
+
+// writeBatchError refuses a JSON-RPC batch precisely: MCP 2025-06-18
+// removed batching, and mcp-go would call the array "not valid json".
+func writeBatchError(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{
+		"code": mcp.INVALID_REQUEST, "message": "JSON-RPC batches are not supported since MCP 2025-06-18: send one message per request"}})
 }
 
 // needsSession reports whether a legacy-era message must carry a session
@@ -60,10 +76,14 @@ func (m rpcMessage) metaVersion() string {
 
 // writeBodyError answers a body that could not be read: 413 when it was
 // too large, 400 otherwise.
-func writeBodyError(w http.ResponseWriter, err error) {
+func writeBodyError(w http.ResponseWriter, err error, timeout time.Duration) {
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
 		http.Error(w, fmt.Sprintf("request body is above the %d byte limit", tooBig.Limit), http.StatusRequestEntityTooLarge)
+		return
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		http.Error(w, fmt.Sprintf("request body not received within %s; send it at a steady pace", timeout), http.StatusRequestTimeout)
 		return
 	}
 	http.Error(w, "read request body: "+err.Error(), http.StatusBadRequest)

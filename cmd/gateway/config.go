@@ -20,6 +20,7 @@ import (
 // plus what only main needs.
 type config struct {
 	Gateway    gateway.Config
+	HTTP       gateway.HTTPOptions
 	RunnerPath string
 	Instance   string
 	LogLevel   slog.Level
@@ -70,6 +71,8 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.IntrospectionURL, "introspection-url", env("INTROSPECTION_URL", ""), "RFC 7662 endpoint for opaque tokens (external issuers)")
 	fs.StringVar(&c.IntrospectionClientID, "introspection-client-id", env("INTROSPECTION_CLIENT_ID", ""), "client id for the introspection endpoint")
 	fs.StringVar(&c.IntrospectionSecret, "introspection-client-secret", env("INTROSPECTION_CLIENT_SECRET", ""), "client secret for the introspection endpoint")
+	fs.IntVar(&c.HTTP.MaxConnections, "max-connections", int(envFloat("MAX_CONNECTIONS", 4096)), "client connections served at once; more wait for one to close")
+	fs.DurationVar(&c.HTTP.ReadHeaderTimeout, "read-header-timeout", envDuration("READ_HEADER_TIMEOUT", 10*time.Second), "close a connection whose request headers take longer than this")
 	fs.BoolVar(&c.Dev, "dev", env("DEV", "") == "1", "development mode: create a dev user on first start and accept http://localhost client metadata documents")
 	if err := fs.Parse(args); err != nil {
 		return c, err

@@ -92,14 +92,9 @@ func serve(ctx context.Context, cfg config, stderr io.Writer, log *slog.Logger) 
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{
-		Handler:           g.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-		IdleTimeout:       2 * time.Minute,
-	}
+	hs := gateway.NewHTTPServer(g.Handler(), cfg.HTTP)
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() { errc <- hs.Serve(gateway.LimitListener(ln, cfg.HTTP)) }()
 	log.Info("gateway serving", "url", "http://"+ln.Addr().String()+"/mcp", "auth", cfg.AuthMode, "image", gcfg.Image, "audit", gcfg.AuditPath())
 
 	select {
