@@ -9,6 +9,7 @@ SANDGATE_PORT ?= 8080
 export PATH := $(dir $(GO)):$(PATH)
 
 .PHONY: help setup build images run test test-short lint bench fuzz clean compose compose-down
+.PHONY: soak fuzz-short
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -29,6 +30,7 @@ run: setup build images ## start the gateway on 127.0.0.1:8080 (local Docker, au
 
 test: setup build images ## run every test, including those against the real Docker engine
 	REQUIRE_DOCKER=1 $(GO) test -count=1 -timeout 45m ./...
+	REQUIRE_DOCKER=1 SANDGATE_DISRUPTIVE=1 $(GO) test -count=1 -timeout 10m -run 'Disruptive' ./gateway/
 
 test-short: ## unit tests only (no Docker)
 	$(GO) test -short -count=1 ./...
@@ -46,6 +48,12 @@ fuzz: ## run each fuzz target for FUZZTIME (default 30s)
 	  echo "fuzz $$pkg $$target"; \
 	  $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $${FUZZTIME:-30s} $$pkg || exit 1; \
 	done
+
+fuzz-short: ## run each fuzz target for 5 s (CI)
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=5s
+
+soak: setup build images ## 100 sessions of mixed tool calls for SOAK_DURATION (default 10m); fails on errors, growth or leftovers
+	REQUIRE_DOCKER=1 SANDGATE_SOAK_DURATION=$${SOAK_DURATION:-10m} SANDGATE_SOAK_SESSIONS=$${SOAK_SESSIONS:-100} $(GO) test -count=1 -timeout 0 -run TestSoak ./gateway/ -v
 
 compose: setup images ## run the gateway as a container (deploy/compose.yaml) on 127.0.0.1:$(SANDGATE_PORT), state in $(SANDGATE_HOME)
 	@mkdir -p $(BIN) $(SANDGATE_HOME)/var

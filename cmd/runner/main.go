@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/sandgate/sandgate/runner"
 	"github.com/sandgate/sandgate/runner/browser"
 	"github.com/sandgate/sandgate/runner/cgroup"
@@ -67,6 +69,15 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	// Code in the sandbox runs as the runner's uid, so without this it
+	// could ptrace the runner (stop it, or forge its answers to the
+	// gateway) and read its memory through /proc. A non-dumpable process
+	// can be traced only with CAP_SYS_PTRACE, which the sandbox lacks.
+	// The flag is not inherited across execve: the commands the runner
+	// starts stay ordinary, debuggable processes.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("make the runner non-dumpable (refusing to run traceable by sandbox code): %w", err)
+	}
 
 	acct, err := cgroup.Open()
 	if err != nil {

@@ -1,0 +1,133 @@
+package gateway_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+
+	"github.com/sandgate/sandgate/gateway/audit"
+)
+
+// runnerPid prints the runner's pid, found as an attacker inside the
+// sandbox would: by its command line (its /proc/PID/exe is not readable,
+// the runner being non-dumpable).
+const runnerPid = `for p in /proc/[0-9]*; do
+  case "$(tr '\0' ' ' < $p/cmdline 2>/dev/null)" in /opt/sandgate/runner*) echo ${p#/proc/};; esac
+done | head -1`
+
+// killRunner kills the runner from inside the sandbox.
+const killRunner = `kill -9 $(` + runnerPid + `); sleep 5`
+
+// TestHostileBreakingTheAgent attacks the runner and the container
+// themselves, each in a fresh session, and checks the caller is told, no
+// call hangs, and the session gets a working sandbox again.
+func TestHostileBreakingTheAgent(t *testing.T) {
+	t.Parallel()
+	tg := hostileGateway(t)
+	stop := startCanary(t, tg)
+
+	cases := []struct {
+		name   string
+		attack func(t *testing.T, c *client.Client)
+	}{
+		{"kill -9 the runner from inside", func(t *testing.T, c *client.Client) {
+			res, err := callErr(t.Context(), c, "run_shell", map[string]any{"command": killRunner})
+			if err != nil {
+				t.Fatalf("the killing call got a protocol error: %v", err)
+			}
+			t.Logf("the killing call: isError %v: %s", res.IsError, text(res))
+			if !res.IsError || !strings.Contains(text(res), "lost the connection to the sandbox") {
+				t.Errorf("the call that killed the runner: %q", text(res))
+			}
+		}},
+		{"remove the runner's socket", func(t *testing.T, c *client.Client) {
+			r, res := shell(t, c, "rm /run/sandgate/runner.sock; echo removed $?", nil)
+			// The gateway keeps its open connection, so the sandbox keeps
+			// working; a later redial would fail and be reported as above.
+			if res.IsError || r.Stdout != "removed 0\n" {
+				t.Errorf("rm socket: %+v", r)
+			}
+		}},
+		{"kill the container from outside", func(t *testing.T, c *client.Client) {
+			id := sessionContainer(t, tg, c.GetSessionId())
+			if err := hostDocker(t).ContainerKill(t.Context(), id, "KILL"); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	t.Run("attacks", func(t *testing.T) {
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+				c := legacyClient(t, tg.URL)
+				mustOK(t, "write_file", call(t, c, "write_file", map[string]any{"path": "before.txt", "content": "x"}))
+				tc.attack(t, c)
+
+				// The next call answers promptly with a result, whatever
+				// it says; no hang and no protocol error.
+				ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+				defer cancel()
+				began := time.Now()
+				res, err := callErr(ctx, c, "run_shell", map[string]any{"command": "echo next"})
+				if err != nil {
+					t.Fatalf("next call after the attack: protocol error after %v: %v", time.Since(began), err)
+				}
+				t.Logf("next call after %v: isError %v: %q", time.Since(began).Round(time.Millisecond), res.IsError, text(res))
+				if res.IsError && !strings.Contains(text(res), "the sandbox has died: destroy it with sandbox_destroy") {
+					t.Errorf("the error does not say the sandbox died and what to do: %q", text(res))
+				}
+				if res.IsError {
+					// A call that cannot reach its sandbox is refused
+					// before it starts: tool.denied, with the error.
+					if e := lastCallRecord(t, tg, c.GetSessionId()); e.Kind != audit.KindToolDenied || e.DenyReason != "no usable sandbox" || !strings.Contains(e.Error, "lost the connection to the sandbox") {
+						t.Errorf("audit record of the failed call: %+v", e)
+					}
+				}
+
+				// The session recovers: destroying the broken sandbox and
+				// calling again gives a fresh, working one.
+				if res.IsError || execOf(res).Stdout != "next\n" {
+					d := call(t, c, "sandbox_destroy", nil)
+					t.Logf("sandbox_destroy: isError %v: %q", d.IsError, text(d))
+				}
+				r, res := shell(t, c, "echo recovered; ls /workspace", nil)
+				if res.IsError || !strings.HasPrefix(r.Stdout, "recovered\n") {
+					t.Fatalf("the session did not recover: %s", text(res))
+				}
+			})
+		}
+	})
+	stop()
+}
+
+// lastCallRecord returns the session's newest tool.end or tool.denied
+// record.
+func lastCallRecord(t *testing.T, tg *testGateway, session string) audit.Event {
+	t.Helper()
+	var last audit.Event
+	for _, e := range auditRecords(t, tg.AuditPath) {
+		if (e.Kind == audit.KindToolEnd || e.Kind == audit.KindToolDenied) && e.Session == session {
+			last = e
+		}
+	}
+	return last
+}
+
+// sessionContainer returns the container of the session's newest sandbox,
+// from the audit log.
+func sessionContainer(t *testing.T, tg *testGateway, session string) string {
+	t.Helper()
+	var id string
+	for _, e := range auditRecords(t, tg.AuditPath) {
+		if e.Kind == audit.KindSandboxCreate && e.Session == session && e.Outcome == audit.OutcomeOK {
+			id = e.ContainerID
+		}
+	}
+	if id == "" {
+		t.Fatalf("no sandbox.create record for session %s", session)
+	}
+	return id
+}
