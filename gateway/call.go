@@ -24,6 +24,7 @@ type call struct {
 	session string
 	req     mcp.CallToolRequest
 	box     *box             // nil for tools that need no sandbox
+	note    string           // prepended to the result's text (e.g. diedNote)
 	runner  *protocol.Client // the box's connection
 	end     *audit.Event     // the tool.end record; run fills in outcome details
 }
@@ -99,9 +100,17 @@ func (c *call) attach(ctx context.Context, args map[string]any) *mcp.CallToolRes
 		return c.errorResult(err)
 	}
 	if c.runner, err = c.box.acquire(ctx); err != nil {
-		c.box.release()
+		dead := c.box
+		dead.release()
 		c.box = nil
-		return c.errorResult(fmt.Errorf("connect to sandbox: %w", err))
+		if c.box, err = c.recoverDead(ctx, dead, id != "", err); err != nil {
+			return c.errorResult(err)
+		}
+		if c.runner, err = c.box.acquire(ctx); err != nil {
+			c.box.release()
+			c.box = nil
+			return c.errorResult(fmt.Errorf("connect to the new sandbox: %w", err))
+		}
 	}
 	return nil
 }
@@ -116,6 +125,9 @@ func (c *call) finish(ctx context.Context, res *mcp.CallToolResult, began time.T
 		if res.IsError {
 			e.Outcome = "error"
 		}
+	}
+	if c.note != "" {
+		prependText(res, c.note)
 	}
 	if res.IsError && e.Error == "" {
 		e.Error = cut(resultText(res), 500)
@@ -146,6 +158,18 @@ func structured(v any, text string, isError bool) *mcp.CallToolResult {
 func jsonText(v any) string {
 	b, _ := json.MarshalIndent(v, "", "  ")
 	return string(b)
+}
+
+// prependText puts note before the result's first text content.
+func prependText(res *mcp.CallToolResult, note string) {
+	for i, ct := range res.Content {
+		if t, ok := ct.(mcp.TextContent); ok {
+			t.Text = note + t.Text
+			res.Content[i] = t
+			return
+		}
+	}
+	res.Content = append([]mcp.Content{mcp.NewTextContent(note)}, res.Content...)
 }
 
 func resultText(res *mcp.CallToolResult) string {

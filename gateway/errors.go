@@ -24,7 +24,7 @@ func (c *call) errorResult(err error) *mcp.CallToolResult {
 	case errors.Is(err, context.DeadlineExceeded):
 		msg = "the call ran out of time: " + msg
 	case errors.As(err, &pe) && pe.Code == protocol.CodeUnavailable:
-		msg = fmt.Sprintf("lost the connection to the sandbox (%s); if it persists the sandbox has died: destroy it with sandbox_destroy or start a new session", pe.Message)
+		msg = fmt.Sprintf("lost the connection to the sandbox (%s); if the sandbox died, the session's next call runs in a new one (a sandbox from sandbox_create must be created again)", pe.Message)
 	}
 	if c.end.Outcome == "" {
 		c.end.Outcome = "error"

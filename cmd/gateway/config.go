@@ -23,6 +23,7 @@ type config struct {
 	HTTP       gateway.HTTPOptions
 	RunnerPath string
 	Instance   string
+	Runtime    string // OCI runtime for sandboxes, e.g. runsc; empty: the engine's default
 	LogLevel   slog.Level
 
 	AuthMode              string // embedded, external or none
@@ -48,6 +49,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&g.Image, "image", env("IMAGE", "sandgate/base:latest"), "default sandbox image")
 	images := fs.String("images", env("IMAGES", ""), "comma-separated extra images sandbox_create may ask for")
 	fs.StringVar(&c.RunnerPath, "runner", env("RUNNER", defaultRunner()), "path of the static runner binary to inject into sandboxes")
+	fs.StringVar(&c.Runtime, "runtime", env("RUNTIME", ""), "OCI runtime for sandboxes (e.g. runsc for gVisor, kata-runtime); default: the engine's")
 	fs.StringVar(&c.Instance, "instance", env("INSTANCE", "default"), "name scoping this gateway's containers (reconciliation only touches its own)")
 	fs.Float64Var(&g.Limits.CPUs, "cpus", envFloat("CPUS", d.CPUs), "CPU cores per sandbox")
 	memory := fs.String("memory", env("MEMORY", "512MiB"), "memory per sandbox (also the memory+swap limit)")

@@ -84,7 +84,7 @@ func serve(ctx context.Context, cfg config, stderr io.Writer, log *slog.Logger) 
 	}
 	defer store.Close()
 
-	provider, err := docker.New(ctx, docker.Config{RunnerPath: cfg.RunnerPath, SocketDir: gcfg.SocketDir(), Image: gcfg.Image, Instance: cfg.Instance}, log)
+	provider, err := docker.New(ctx, docker.Config{RunnerPath: cfg.RunnerPath, SocketDir: gcfg.SocketDir(), Image: gcfg.Image, Instance: cfg.Instance, Runtime: cfg.Runtime}, log)
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,7 @@ import (
 func TestParseConfig(t *testing.T) {
 	t.Setenv("SANDGATE_MEMORY", "1GiB")
 	t.Setenv("SANDGATE_CALL_TIMEOUT", "5s")
-	c, err := parseConfig([]string{"--pids", "64", "--disable-tools", "run_code, audit_log", "--workspace-size", "100M"}, &bytes.Buffer{})
+	c, err := parseConfig([]string{"--pids", "64", "--disable-tools", "run_code, audit_log", "--workspace-size", "100M", "--runtime", "runsc"}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +23,7 @@ func TestParseConfig(t *testing.T) {
 	if g.Limits.MemoryBytes != 1<<30 || g.Limits.CallTimeout != 5*time.Second || g.Limits.Pids != 64 || g.Limits.WorkspaceBytes != 100<<20 {
 		t.Fatalf("limits from flags and env: %+v", g.Limits)
 	}
-	if len(g.DisabledTools) != 2 || g.DisabledTools[1] != "audit_log" || g.Addr != "127.0.0.1:8080" {
+	if len(g.DisabledTools) != 2 || g.DisabledTools[1] != "audit_log" || g.Addr != "127.0.0.1:8080" || c.Runtime != "runsc" {
 		t.Fatalf("config: %+v", g)
 	}
 	for _, bad := range [][]string{{"--memory", "lots"}, {"--log-level", "loud"}, {"stray"}} {
