@@ -137,10 +137,11 @@ func TestMalformedJSONRPC(t *testing.T) {
 	}{
 		{"invalid json", `{"jsonrpc":"2.0","id":1,"method":`, 400, -32700, "not valid json"},
 		{"wrong version", `{"jsonrpc":"1.0","id":1,"method":"tools/list"}`, 200, -32600, "JSON-RPC version"},
-		{"missing method", `{"jsonrpc":"2.0","id":1}`, 202, 0, ""},
+		{"missing method", `{"jsonrpc":"2.0","id":1}`, 400, -32600, `needs a "method"`},
 		{"unknown method", `{"jsonrpc":"2.0","id":1,"method":"no/such"}`, 200, -32601, "not found"},
-		{"bad params", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":5}}`, 200, -32600, "params.name of type string"},
-		{"non-object params", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[1,2]}`, 200, -32600, "unmarshal array into Go struct field CallToolRequest.params"},
+		{"bad params", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":5}}`, 400, -32602, `needs params {"name"`},
+		{"non-object params", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[1,2]}`, 400, -32602, `needs params {"name"`},
+		{"missing params", `{"jsonrpc":"2.0","id":1,"method":"tools/call"}`, 400, -32602, `needs params {"name"`},
 		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]`, 400, -32600, "batches are not supported"},
 		{"deep nesting 10k", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":` + nested(10_000) + `}}`, 400, -32700, "not valid json"},
 		{"deep object nesting 1M", strings.Repeat(`{"a":`, 1_000_000) + "1" + strings.Repeat("}", 1_000_000), 400, -32700, "not valid json"},
@@ -148,7 +149,7 @@ func TestMalformedJSONRPC(t *testing.T) {
 		{"duplicate method", `{"jsonrpc":"2.0","id":1,"method":"tools/list","method":"no/such"}`, 200, -32601, "no/such"},
 		{"case-variant method", `{"jsonrpc":"2.0","id":1,"method":"tools/list","METHOD":"x"}`, 200, -32601, "x"},
 		{"unknown tool", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"no_such_tool","arguments":{}}}`, 200, -32602, "no_such_tool"},
-		{"null body", `null`, 200, -32600, "JSON-RPC version"},
+		{"null body", `null`, 400, -32600, `needs a "method"`},
 		{"empty body", ``, 400, -32700, "not valid json"},
 	}
 	for _, c := range cases {

@@ -68,6 +68,10 @@ func (g *Server) principalStage(next http.Handler) http.Handler {
 			writeBatchError(w)
 			return
 		}
+		if msg.problem.code != 0 {
+			writeRPCError(w, msg.ID, msg.problem.code, msg.problem.message)
+			return
+		}
 		p := g.principal(r.Context())
 		ctx := WithPrincipal(r.Context(), p)
 		if missing := g.missingScopes(p, msg); len(missing) > 0 {

@@ -26,6 +26,21 @@ type rpcMessage struct {
 		Meta map[string]any `json:"_meta"`
 	} `json:"params"`
 	batch bool // the body is a JSON array
+	// problem, when code is not 0, is a shape mcp-go would answer vaguely
+	// or not at all; the edge answers it with this JSON-RPC error.
+	problem struct {
+		code    int
+		message string
+	}
+}
+
+// shape is what peekMessage checks beyond rpcMessage: which members are
+// present at all, and the raw params.
+type shape struct {
+	Method *json.RawMessage `json:"method"`
+	Result *json.RawMessage `json:"result"`
+	Error  *json.RawMessage `json:"error"`
+	Params json.RawMessage  `json:"params"`
 }
 
 // peekMessage reads r's body (bounded by the MaxBytesReader the caller
@@ -47,16 +62,41 @@ func peekMessage(r *http.Request) (rpcMessage, error) {
 		return msg, nil
 	}
 	_ = json.Unmarshal(body, &msg)
+	var sh shape
+	if json.Unmarshal(body, &sh) == nil {
+		msg.checkShape(sh)
+	}
 	return msg, nil
+}
+
+// checkShape records the two malformed shapes mcp-go answers imprecisely:
+// an object that is neither a request nor a response (mcp-go accepts it
+// with 202 as if it were a response), and tools/call params that are not
+// {"name": string, ...} (mcp-go says -32600 where JSON-RPC says -32602).
+func (m *rpcMessage) checkShape(sh shape) {
+	switch {
+	case sh.Method == nil && sh.Result == nil && sh.Error == nil:
+		m.problem.code, m.problem.message = mcp.INVALID_REQUEST, `invalid request: a JSON-RPC request needs a "method" (and a response a "result" or "error")`
+	case m.Method == "tools/call":
+		var p map[string]json.RawMessage
+		var name string
+		if json.Unmarshal(sh.Params, &p) != nil || p == nil || json.Unmarshal(p["name"], &name) != nil || name == "" {
+			m.problem.code, m.problem.message = mcp.INVALID_PARAMS, `invalid params: tools/call needs params {"name": "<tool>", "arguments": {...}}`
+		}
+	}
 }
 
 // writeBatchError refuses a JSON-RPC batch precisely: MCP 2025-06-18
 // removed batching, and mcp-go would call the array "not valid json".
 func writeBatchError(w http.ResponseWriter) {
+	writeRPCError(w, nil, mcp.INVALID_REQUEST, "JSON-RPC batches are not supported since MCP 2025-06-18: send one message per request")
+}
+
+// writeRPCError answers with a JSON-RPC error for request id.
+func writeRPCError(w http.ResponseWriter, id any, code int, message string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusBadRequest)
-	_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{
-		"code": mcp.INVALID_REQUEST, "message": "JSON-RPC batches are not supported since MCP 2025-06-18: send one message per request"}})
+	_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": message}})
 }
 
 // needsSession reports whether a legacy-era message must carry a session
