@@ -1,7 +1,6 @@
 package gateway_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -263,20 +262,11 @@ func randHex(n int) string {
 // auditRecords reads every record of the audit log.
 func auditRecords(t testing.TB, path string) []audit.Event {
 	t.Helper()
-	b, err := os.ReadFile(path)
+	events, err := audit.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []audit.Event
-	dec := json.NewDecoder(bytes.NewReader(b))
-	for dec.More() {
-		var e audit.Event
-		if err := dec.Decode(&e); err != nil {
-			t.Fatalf("decode audit record: %v", err)
-		}
-		out = append(out, e)
-	}
-	return out
+	return events
 }
 
 // restart starts a new gateway on the same var dir and instance as old,

@@ -10,7 +10,6 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/sandgate/sandgate/auth"
 	"github.com/sandgate/sandgate/auth/resource"
 	"github.com/sandgate/sandgate/gateway/audit"
 )
@@ -198,9 +197,6 @@ func (g *Server) originAllowed(r *http.Request) bool {
 	}
 	return u.Host == r.Host || slices.Contains(g.cfg.AllowedOrigins, origin)
 }
-
-// allScopes is what the local principal holds with authentication off.
-var allScopes = auth.AllScopes
 
 // sessionIDFrom returns the legacy MCP session id of the request in ctx, or
 // "" for a sessionless (2026-07-28) request.

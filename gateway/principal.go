@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 
+	"github.com/sandgate/sandgate/auth"
 	"github.com/sandgate/sandgate/gateway/audit"
 )
 
@@ -20,7 +21,7 @@ type Principal struct {
 
 // LocalPrincipal is the single identity used while authentication is off;
 // the gateway then listens on loopback only.
-var LocalPrincipal = Principal{Issuer: "local", Subject: "local", Tenant: "local", Scopes: allScopes}
+var LocalPrincipal = Principal{Issuer: "local", Subject: "local", Tenant: "local", Scopes: auth.AllScopes}
 
 // Digest is the owner label stored on containers: stable for one principal,
 // and revealing nothing of it to someone who reads labels.

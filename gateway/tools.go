@@ -138,9 +138,6 @@ func enabledTools(cfg Config) []toolDef {
 	return out
 }
 
-// sandboxIDDoc documents the sandbox_id argument every sandbox tool takes.
-const sandboxIDDoc = "Sandbox to use, as returned by sandbox_create. Omit it in an MCP session to use the session's own sandbox (created on first use)."
-
 // summarize picks the named string arguments, cut to 200 bytes.
 func summarize(keys ...string) func(map[string]any) map[string]string {
 	return func(args map[string]any) map[string]string {

@@ -11,9 +11,9 @@ import (
 
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
-	"golang.org/x/crypto/bcrypt"
 
 	"github.com/sandgate/sandgate/auth"
+	"github.com/sandgate/sandgate/auth/clients"
 )
 
 // metadataCacheTTL bounds how long a fetched client ID metadata document
@@ -108,7 +108,7 @@ func checkSecret(rec auth.ClientRecord, secret string) error {
 	if rec.SecretHash == "" {
 		return errors.New("client " + rec.ID + " has no secret")
 	}
-	if bcrypt.CompareHashAndPassword([]byte(rec.SecretHash), []byte(secret)) != nil {
+	if !clients.CheckSecret(rec.SecretHash, secret) {
 		return errors.New("wrong secret for client " + rec.ID)
 	}
 	return nil

@@ -9,7 +9,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -326,20 +325,11 @@ func TestFaultSIGKILLUnderLoad(t *testing.T) {
 
 func readAudit(t *testing.T, path string) []audit.Event {
 	t.Helper()
-	b, err := os.ReadFile(path)
+	events, err := audit.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []audit.Event
-	dec := json.NewDecoder(bytes.NewReader(b))
-	for dec.More() {
-		var e audit.Event
-		if err := dec.Decode(&e); err != nil {
-			t.Fatalf("decode audit record: %v", err)
-		}
-		out = append(out, e)
-	}
-	return out
+	return events
 }
 
 func randHex(n int) string {

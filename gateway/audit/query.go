@@ -2,6 +2,7 @@ package audit
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -92,4 +93,24 @@ func (s *FileSink) Query(ctx context.Context, q Query) ([]Event, error) {
 	out := make([]Event, 0, len(ring))
 	out = append(out, ring[next:]...)
 	return append(out, ring[:next]...), nil
+}
+
+// ReadFile returns every record of the log at path, oldest first, without
+// checking the chain (VerifyFile does that). It is for tools and tests
+// that inspect a log another process writes.
+func ReadFile(path string) ([]Event, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read audit log: %w", err)
+	}
+	var out []Event
+	dec := json.NewDecoder(bytes.NewReader(b))
+	for dec.More() {
+		var e Event
+		if err := dec.Decode(&e); err != nil {
+			return out, fmt.Errorf("decode audit record %d of %s: %w", len(out)+1, path, err)
+		}
+		out = append(out, e)
+	}
+	return out, nil
 }
