@@ -13,21 +13,51 @@ import (
 // box is one live sandbox as the gateway sees it: the provider's handle,
 // who owns it, and the one persistent runner connection every call shares.
 type box struct {
-	sb      sandbox.Sandbox
-	owner   string // Principal.Digest of the owner
-	tenant  string // the owner's tenant, for quotas ("" for adopted boxes)
-	session string // legacy MCP session that owns it, or ""
-	expires time.Time
+	sandboxID string
+	owner     string // Principal.Digest of the owner
+	tenant    string // the owner's tenant, for quotas ("" for adopted boxes)
+	session   string // legacy MCP session that owns it, or ""
+	expires   time.Time
 
 	lastUsed atomic.Int64 // unix nanoseconds
 	inUse    atomic.Int32 // calls in flight; the idle sweeper leaves busy boxes alone
 
+	// replacing serialises replacements of a dead sandbox (see replace).
+	replacing sync.Mutex
+
 	mu     sync.Mutex
+	sb     sandbox.Sandbox // the provider's handle; a replacement swaps it
+	gen    int             // how many times sb was replaced
 	client *protocol.Client
-	gone   bool // destroyed; no new calls
+	gone   bool // being destroyed or destroyed; no new calls
 }
 
-func (b *box) id() string { return b.sb.ID() }
+// newBox records a live sandbox.
+func newBox(sb sandbox.Sandbox, owner, tenant, session string, expires time.Time) *box {
+	b := &box{sandboxID: sb.ID(), sb: sb, owner: owner, tenant: tenant, session: session, expires: expires}
+	b.touch()
+	return b
+}
+
+// id is the sandbox id; it never changes, not even when the sandbox's
+// container is replaced.
+func (b *box) id() string { return b.sandboxID }
+
+// info describes the sandbox's current container.
+func (b *box) info() sandbox.Info {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.sb.Info()
+}
+
+// generation reports how many times the sandbox was replaced; a call
+// passes what it saw to replace, so concurrent calls that all found the
+// same dead runner replace it once.
+func (b *box) generation() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.gen
+}
 
 // acquire marks a call in flight and returns the runner connection,
 // dialling a new one if there is none or the old one broke (the runner
@@ -67,13 +97,30 @@ func (b *box) idleSince(now time.Time) time.Duration {
 	return now.Sub(time.Unix(0, b.lastUsed.Load()))
 }
 
-// markGone stops new calls and closes the connection.
-func (b *box) markGone() {
+// markGone stops new calls and closes the connection. It reports false
+// if the box was already gone.
+func (b *box) markGone() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.gone {
+		return false
+	}
 	b.gone = true
+	b.dropClient()
+	return true
+}
+
+// dropClient closes the runner connection; b.mu must be held.
+func (b *box) dropClient() {
 	if b.client != nil {
 		_ = b.client.Close()
 		b.client = nil
 	}
+}
+
+// isGone reports whether the box is being or was destroyed.
+func (b *box) isGone() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.gone
 }

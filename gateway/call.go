@@ -67,7 +67,7 @@ func (g *Server) handler(d toolDef) server.ToolHandlerFunc {
 				return c.deny(ctx, res, "no usable sandbox")
 			}
 			defer c.box.release()
-			start.SandboxID, start.ContainerID = c.box.id(), c.box.sb.Info().ContainerID
+			start.SandboxID, start.ContainerID = c.box.id(), c.box.info().ContainerID
 			c.end.SandboxID, c.end.ContainerID = start.SandboxID, start.ContainerID
 		}
 		if err := g.audit.Append(ctx, start); err != nil {
@@ -99,17 +99,19 @@ func (c *call) attach(ctx context.Context, args map[string]any) *mcp.CallToolRes
 	if err != nil {
 		return c.errorResult(err)
 	}
+	gen := c.box.generation()
 	if c.runner, err = c.box.acquire(ctx); err != nil {
-		dead := c.box
-		dead.release()
-		c.box = nil
-		if c.box, err = c.recoverDead(ctx, dead, id != "", err); err != nil {
-			return c.errorResult(err)
+		// A dead or unresponsive runner is replaced and the call goes on
+		// in the new container; the box (id, owner, quota) stays the same.
+		c.box.release()
+		if err = c.recoverDead(ctx, c.box, gen, err); err == nil {
+			if c.runner, err = c.box.acquire(ctx); err != nil {
+				c.box.release()
+			}
 		}
-		if c.runner, err = c.box.acquire(ctx); err != nil {
-			c.box.release()
+		if err != nil {
 			c.box = nil
-			return c.errorResult(fmt.Errorf("connect to the new sandbox: %w", err))
+			return c.errorResult(err)
 		}
 	}
 	return nil

@@ -48,7 +48,7 @@ func TestConfigDefaults(t *testing.T) {
 		t.Fatalf("defaults: %+v", c)
 	}
 	l := c.Limits
-	if l.CPUs != 1 || l.MemoryBytes != 512<<20 || l.Pids != 256 || l.WorkspaceBytes != 1<<30 || l.CallTimeout.Seconds() != 60 || l.IdleTTL.Minutes() != 15 || l.MaxLifetime.Hours() != 4 {
+	if l.CPUs != 1 || l.MemoryBytes != 512<<20 || l.Pids != 256 || l.WorkspaceBytes != 4<<30 || l.FileSizeBytes != 4<<30 || l.CallTimeout.Seconds() != 60 || l.IdleTTL.Minutes() != 15 || l.MaxLifetime.Hours() != 4 {
 		t.Fatalf("default limits: %+v", l)
 	}
 }

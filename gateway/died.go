@@ -6,11 +6,16 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sandgate/sandgate/gateway/audit"
+	"github.com/sandgate/sandgate/runner/protocol"
 	"github.com/sandgate/sandgate/sandbox"
 )
 
-// diedNote starts the result of a call that ran in a replacement sandbox.
-const diedNote = "[the previous sandbox died (its container is gone), so this call ran in a new one; files and processes from before are gone]\n"
+// Notes that start the result of a call that ran in a replacement.
+const (
+	keptNote = "[the sandbox's runner %s, so it was replaced and this call ran in the new one; /workspace was kept and its files are intact; processes, /tmp and interpreter state from before are gone]\n"
+	lostNote = "[the sandbox's runner %s, so it was replaced and this call ran in the new one; its /workspace was in memory (tmpfs), so files, processes and state from before are gone]\n"
+)
 
 // diedWithin reports whether b's container is gone, waiting up to d for a
 // container whose runner just died to finish stopping (with Docker's
@@ -33,23 +38,77 @@ func (m *sandboxes) diedWithin(ctx context.Context, b *box, d time.Duration) boo
 	}
 }
 
-// recoverDead handles a sandbox whose runner could not be reached. When
-// its container is gone, the box is destroyed (audited as "died"); the
-// session's own sandbox is then replaced so the session keeps working,
-// while a sandbox named by sandbox_id is reported gone. It returns the
-// replacement box, or an error for the caller.
-func (c *call) recoverDead(ctx context.Context, b *box, named bool, dialErr error) (*box, error) {
-	if !c.g.boxes.diedWithin(ctx, b, 2*time.Second) {
-		return nil, fmt.Errorf("connect to sandbox: %w", dialErr)
+// isUnresponsive reports whether err says the runner stopped answering
+// (it was stopped, or starved past the heartbeat's deadline) rather than
+// that it is gone.
+func isUnresponsive(err error) bool {
+	var pe *protocol.Error
+	return errors.As(err, &pe) && pe.Code == protocol.CodeUnresponsive
+}
+
+// recoverDead handles a sandbox whose runner could not be reached on
+// generation gen. A runner that is gone (its container stopped or was
+// removed) or stopped answering is replaced: a new container with the same
+// sandbox id, owner and expiry, on the same workspace. The call then runs
+// there, and its result says what was kept. Any other failure is the
+// caller's error.
+func (c *call) recoverDead(ctx context.Context, b *box, gen int, dialErr error) error {
+	why := "stopped answering"
+	if !isUnresponsive(dialErr) {
+		if !c.g.boxes.diedWithin(ctx, b, 2*time.Second) {
+			return fmt.Errorf("connect to sandbox: %w", dialErr)
+		}
+		why = "died (its container is gone)"
 	}
-	_ = c.g.boxes.destroy(ctx, b, c.p, "died")
-	if named || b.session == "" || b.session != c.session {
-		return nil, fmt.Errorf("sandbox %s died (its container is gone) and was removed; create a new one with sandbox_create", b.id())
-	}
-	nb, err := c.g.boxes.forSession(ctx, c.p, c.session)
+	kept, err := c.g.boxes.replace(ctx, b, gen, c.p, why)
 	if err != nil {
-		return nil, fmt.Errorf("the session's sandbox died and a new one could not be created: %w", err)
+		return fmt.Errorf("sandbox %s: its runner %s and a replacement could not be started: %w", b.id(), why, err)
 	}
-	c.note = diedNote
-	return nb, nil
+	c.note = fmt.Sprintf(lostNote, why)
+	if kept {
+		c.note = fmt.Sprintf(keptNote, why)
+	}
+	return nil
+}
+
+// replace gives b a new container on its workspace, unless a concurrent
+// call already replaced generation gen. It reports whether the workspace's
+// files were kept (a disk workspace) and audits the replacement.
+func (m *sandboxes) replace(ctx context.Context, b *box, gen int, p Principal, why string) (kept bool, err error) {
+	b.replacing.Lock()
+	defer b.replacing.Unlock()
+	b.mu.Lock()
+	if b.gone {
+		b.mu.Unlock()
+		return false, errSandboxGone
+	}
+	old := b.sb.Info()
+	if b.gen != gen {
+		b.mu.Unlock()
+		return old.WorkspaceDurable, nil // another call replaced it already
+	}
+	b.dropClient()
+	b.mu.Unlock()
+
+	start := time.Now()
+	spec := sandbox.Spec{ID: b.id(), Image: old.Image, Limits: m.cfg.Limits, Owner: b.owner, Session: b.session, ExpiresAt: b.expires}
+	sb, err := m.provider.Recreate(context.WithoutCancel(ctx), spec)
+	ev := &audit.Event{Kind: audit.KindSandboxReplace, Principal: p.audit(), Session: b.session, SandboxID: b.id(),
+		Summary: map[string]string{"reason": "runner " + why}, Outcome: audit.OutcomeOK, DurationMs: time.Since(start).Milliseconds()}
+	if err != nil {
+		ev.Outcome, ev.Error = audit.OutcomeError, err.Error()
+		m.appendAudit(ctx, ev)
+		return false, err
+	}
+	kept = sb.Info().WorkspaceDurable
+	ev.ContainerID = sb.Info().ContainerID
+	ev.Summary["workspace_kept"] = fmt.Sprint(kept)
+	if err := m.audit.Append(context.WithoutCancel(ctx), ev); err != nil {
+		m.log.Error("audit append failed", "kind", ev.Kind, "sandbox_id", ev.SandboxID, "error", err)
+	}
+	b.mu.Lock()
+	b.sb, b.gen = sb, b.gen+1
+	b.mu.Unlock()
+	m.log.Warn("sandbox replaced", "sandbox_id", b.id(), "session_id", b.session, "reason", "runner "+why, "workspace_kept", kept)
+	return kept, nil
 }

@@ -158,10 +158,10 @@ func startDockerd(t *testing.T) {
 func dockerAnswers() bool { return exec.Command("docker", "info").Run() == nil }
 
 // replacedEarlier reports whether the audit log records the session's
-// sandbox as destroyed because it died.
+// sandbox as replaced because its runner died.
 func replacedEarlier(t *testing.T, tg *testGateway, session string) bool {
 	for _, e := range auditRecords(t, tg.AuditPath) {
-		if e.Kind == audit.KindSandboxDestroy && e.Session == session && e.Summary["reason"] == "died" {
+		if e.Kind == audit.KindSandboxReplace && e.Session == session {
 			return true
 		}
 	}

@@ -66,8 +66,8 @@ func startGatewayWith(t testing.TB, ln net.Listener, mutate func(*gateway.Config
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(varDir) })
 	tg := &testGateway{Instance: "t" + randHex(6), VarDir: varDir, ln: ln}
+	t.Cleanup(func() { removeVarDir(t, tg.Instance, varDir) })
 	tg.start(t, runner, mutate)
 	t.Cleanup(func() { tg.Close() })
 	return tg
@@ -85,7 +85,7 @@ func (tg *testGateway) start(t testing.TB, runner string, mutate func(*gateway.C
 	}
 	log := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	cfg := gateway.Config{Addr: "127.0.0.1:0", VarDir: tg.VarDir, Image: testImage,
-		Limits: sandbox.Limits{MemoryBytes: 256 << 20, Pids: 128, CallTimeout: 30 * time.Second}}
+		Limits: sandbox.Limits{Pids: 128, CallTimeout: 30 * time.Second}}
 	if mutate != nil {
 		mutate(&cfg)
 	}
@@ -122,6 +122,7 @@ func (tg *testGateway) Close() {
 		tg.srv.Close()
 		tg.gw.Close(ctx)
 		tg.store.Close()
+		tg.Provider.Close()
 	})
 }
 
@@ -132,6 +133,7 @@ func (tg *testGateway) crash() {
 		tg.srv.CloseClientConnections()
 		tg.srv.Close()
 		tg.store.Close()
+		tg.Provider.Close() // the process is gone, and with it the instance lock
 	})
 }
 

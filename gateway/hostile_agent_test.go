@@ -78,20 +78,20 @@ func TestHostileBreakingTheAgent(t *testing.T) {
 				}
 				t.Logf("next call after %v: isError %v: %q", time.Since(began).Round(time.Millisecond), res.IsError, text(res))
 				// The socket case keeps its connection; in the others the
-				// container is gone, so the session's sandbox is replaced
-				// on the spot and the result says so.
+				// container is gone, so the session's sandbox gets a new
+				// container on its kept workspace and the result says so.
 				if tc.dies {
-					if res.IsError || execOf(res).Stdout != "next\n" || !strings.Contains(text(res), "the previous sandbox died") {
-						t.Fatalf("next call after the sandbox died: isError %v %q; want it run in a new sandbox that says so", res.IsError, text(res))
+					if res.IsError || execOf(res).Stdout != "next\n" || !strings.Contains(text(res), "it was replaced") || !strings.Contains(text(res), "/workspace was kept") {
+						t.Fatalf("next call after the sandbox died: isError %v %q; want it run in a replacement that says the workspace was kept", res.IsError, text(res))
 					}
-					var reasons []string
+					var replaced []audit.Event
 					for _, e := range auditRecords(t, tg.AuditPath) {
-						if e.Kind == audit.KindSandboxDestroy && e.Session == c.GetSessionId() {
-							reasons = append(reasons, e.Summary["reason"])
+						if e.Kind == audit.KindSandboxReplace && e.Session == c.GetSessionId() {
+							replaced = append(replaced, e)
 						}
 					}
-					if len(reasons) != 1 || reasons[0] != "died" {
-						t.Errorf("sandbox.destroy records of the session: %v, want one with reason died", reasons)
+					if len(replaced) != 1 || !strings.Contains(replaced[0].Summary["reason"], "died") || replaced[0].Summary["workspace_kept"] != "true" {
+						t.Errorf("sandbox.replace records of the session: %+v, want one: runner died, workspace kept", replaced)
 					}
 				} else if res.IsError || execOf(res).Stdout != "next\n" {
 					t.Fatalf("next call: %q", text(res))
@@ -100,8 +100,9 @@ func TestHostileBreakingTheAgent(t *testing.T) {
 				if res.IsError || !strings.HasPrefix(r.Stdout, "recovered\n") {
 					t.Fatalf("the session did not recover: %s", text(res))
 				}
-				if tc.dies == strings.Contains(r.Stdout, "before.txt") {
-					t.Fatalf("workspace after recovery: %q (died=%v)", r.Stdout, tc.dies)
+				// Whatever happened to the runner, the files are still there.
+				if !strings.Contains(r.Stdout, "before.txt") {
+					t.Fatalf("workspace after recovery lost its file: %q (died=%v)", r.Stdout, tc.dies)
 				}
 			})
 		}
@@ -128,7 +129,7 @@ func sessionContainer(t *testing.T, tg *testGateway, session string) string {
 	t.Helper()
 	var id string
 	for _, e := range auditRecords(t, tg.AuditPath) {
-		if e.Kind == audit.KindSandboxCreate && e.Session == session && e.Outcome == audit.OutcomeOK {
+		if (e.Kind == audit.KindSandboxCreate || e.Kind == audit.KindSandboxReplace) && e.Session == session && e.Outcome == audit.OutcomeOK {
 			id = e.ContainerID
 		}
 	}

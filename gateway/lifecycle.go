@@ -2,10 +2,18 @@ package gateway
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"time"
 
 	"github.com/sandgate/sandgate/sandbox"
 )
+
+// reconcileGrace is how old an unknown container must be before periodic
+// reconciliation removes it: longer than any Create takes (container
+// create 30 s + runner start 15 s), so a sandbox being made is never
+// taken for an orphan.
+const reconcileGrace = 2 * time.Minute
 
 // sweep removes boxes that were idle too long or outlived their maximum
 // lifetime, and ends their sessions so the session ids stop working too.
@@ -26,8 +34,12 @@ func (m *sandboxes) sweep(ctx context.Context, now time.Time, endSession func(id
 
 // reconcile runs at start. Session-bound containers died with the process
 // that held their sessions, and expired ones are due anyway: both are
-// removed. Unexpired sessionless sandboxes are adopted, because their
-// sandbox_id is the only handle their owner has and it is still valid.
+// removed, workspaces included, as are workspaces and socket dirs left
+// without a container. Unexpired sessionless sandboxes are adopted,
+// because their sandbox_id is the only handle their owner has and it is
+// still valid; one whose container stopped meanwhile is replaced on its
+// next call, on its kept workspace. The instance lock (sandbox/docker)
+// guarantees no live gateway owns what is removed here.
 func (m *sandboxes) reconcile(ctx context.Context) error {
 	infos, err := m.provider.List(ctx, sandbox.Filter{})
 	if err != nil {
@@ -35,26 +47,67 @@ func (m *sandboxes) reconcile(ctx context.Context) error {
 	}
 	now := time.Now()
 	for _, info := range infos {
-		if info.Session != "" || now.After(info.ExpiresAt) || info.State != "running" {
-			if err := m.provider.Remove(ctx, info.ID); err != nil && !isNotFound(err) {
-				m.log.Warn("remove orphaned sandbox", "sandbox_id", info.ID, "error", err)
-				continue
-			}
-			m.log.Info("removed orphaned sandbox", "sandbox_id", info.ID, "session_id", info.Session, "state", info.State)
+		if info.Session != "" || now.After(info.ExpiresAt) || info.Owner == "" {
+			m.removeOrphan(ctx, info, "orphaned")
 			continue
 		}
 		sb, err := m.provider.Get(ctx, info.ID)
 		if err != nil {
-			continue
+			sb = stopped{info: info, p: m.provider} // replaced on first use
 		}
-		b := &box{sb: sb, owner: info.Owner, expires: info.ExpiresAt}
-		b.touch()
+		b := newBox(sb, info.Owner, "", "", info.ExpiresAt)
 		m.mu.Lock()
 		m.byID[b.id()] = b
 		m.mu.Unlock()
-		m.log.Info("adopted sandbox", "sandbox_id", info.ID)
+		m.log.Info("adopted sandbox", "sandbox_id", info.ID, "state", info.State)
 	}
 	return nil
+}
+
+// reconcileTracked runs on a timer. It removes what the gateway lost
+// track of (a container whose create outlived its caller, a removal that
+// failed) and retries the removal of destroyed boxes until their
+// container is really gone.
+func (m *sandboxes) reconcileTracked(ctx context.Context, now time.Time) {
+	infos, err := m.provider.List(ctx, sandbox.Filter{})
+	if err != nil {
+		m.log.Warn("reconcile sandboxes", "error", err)
+		return
+	}
+	listed := map[string]bool{}
+	for _, info := range infos {
+		listed[info.ID] = true
+		m.mu.Lock()
+		b, pending := m.byID[info.ID], m.pending[info.ID]
+		m.mu.Unlock()
+		switch {
+		case b != nil && b.isGone():
+			if err := m.remove(ctx, b); err != nil {
+				m.log.Warn("retry sandbox removal", "sandbox_id", b.id(), "error", err)
+			}
+		case b != nil, pending, now.Sub(info.CreatedAt) < reconcileGrace:
+			// Ours and live, being created, or too young to judge.
+		default:
+			m.removeOrphan(ctx, info, "untracked")
+		}
+	}
+	// Destroyed boxes whose sandbox no longer exists at all are done.
+	m.mu.Lock()
+	for id, b := range m.byID {
+		if b.isGone() && !listed[id] {
+			delete(m.byID, id)
+		}
+	}
+	m.mu.Unlock()
+}
+
+// removeOrphan removes a sandbox no box tracks, workspace included.
+func (m *sandboxes) removeOrphan(ctx context.Context, info sandbox.Info, why string) {
+	if err := m.provider.Remove(ctx, info.ID); err != nil && !isNotFound(err) {
+		m.log.Warn("remove "+why+" sandbox", "sandbox_id", info.ID, "error", err)
+		return
+	}
+	m.log.Info("removed "+why+" sandbox", "sandbox_id", info.ID, "session_id", info.Session, "state", info.State)
 }
 
 // closeAll destroys every box; used at shutdown.
@@ -63,3 +116,17 @@ func (m *sandboxes) closeAll(ctx context.Context) {
 		_ = m.destroy(ctx, b, ownerOnly(b), "shutdown")
 	}
 }
+
+// stopped stands for an adopted sandbox whose container is not running:
+// dialling it fails as for a dead runner, so its first call replaces it.
+type stopped struct {
+	info sandbox.Info
+	p    sandbox.Provider
+}
+
+func (s stopped) ID() string         { return s.info.ID }
+func (s stopped) Info() sandbox.Info { return s.info }
+func (s stopped) Dial(context.Context) (net.Conn, error) {
+	return nil, fmt.Errorf("dial sandbox %s: container is %s: %w", s.info.ID, s.info.State, sandbox.ErrNotFound)
+}
+func (s stopped) Destroy(ctx context.Context) error { return s.p.Remove(ctx, s.info.ID) }

@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -30,11 +32,12 @@ type sandboxes struct {
 	bySession map[string]*box          // the session's default sandbox
 	creating  map[string]chan struct{} // session → closed when its first create finishes
 	reserved  map[string]int           // tenant → creations in flight, counted against the quota
+	pending   map[string]bool          // sandbox ids being created; reconciliation leaves them alone
 }
 
 func newSandboxes(p sandbox.Provider, cfg Config, sink audit.Sink, log *slog.Logger) *sandboxes {
 	return &sandboxes{provider: p, cfg: cfg, audit: sink, log: log,
-		byID: map[string]*box{}, bySession: map[string]*box{}, creating: map[string]chan struct{}{}, reserved: map[string]int{}}
+		byID: map[string]*box{}, bySession: map[string]*box{}, creating: map[string]chan struct{}{}, reserved: map[string]int{}, pending: map[string]bool{}}
 }
 
 // forSession returns the session's sandbox, creating it on first use.
@@ -94,7 +97,11 @@ func (m *sandboxes) create(ctx context.Context, p Principal, session, image stri
 	}
 	defer release()
 	now := time.Now()
-	spec := sandbox.Spec{Image: image, Limits: m.cfg.Limits, Owner: p.Digest(), Session: session, ExpiresAt: now.Add(m.cfg.Limits.MaxLifetime)}
+	// The id is chosen here, not by the provider, so that reconciliation
+	// knows the container being made is ours before Create returns.
+	spec := sandbox.Spec{ID: newSandboxID(), Image: image, Limits: m.cfg.Limits, Owner: p.Digest(), Session: session, ExpiresAt: now.Add(m.cfg.Limits.MaxLifetime)}
+	m.setPending(spec.ID, true)
+	defer m.setPending(spec.ID, false)
 	sb, err := m.provider.Create(ctx, spec)
 	ev := &audit.Event{Kind: audit.KindSandboxCreate, Principal: p.audit(), Session: session,
 		Summary: map[string]string{"image": image}, Outcome: "ok", DurationMs: time.Since(now).Milliseconds()}
@@ -104,8 +111,7 @@ func (m *sandboxes) create(ctx context.Context, p Principal, session, image stri
 		return nil, err
 	}
 	ev.SandboxID, ev.ContainerID = sb.ID(), sb.Info().ContainerID
-	b := &box{sb: sb, owner: p.Digest(), tenant: p.Tenant, session: session, expires: spec.ExpiresAt}
-	b.touch()
+	b := newBox(sb, p.Digest(), p.Tenant, session, spec.ExpiresAt)
 	if err := m.audit.Append(ctx, ev); err != nil {
 		// Nothing may run unaudited: without its create record the
 		// sandbox must not exist either.
@@ -143,40 +149,72 @@ func (m *sandboxes) reserve(tenant string) (func(), error) {
 }
 
 // destroy removes b for reason ("sandbox_destroy", "session ended", "idle",
-// "max lifetime", "shutdown"). It runs under its own timeout so a cancelled
-// request cannot leave a container behind.
+// "max lifetime", "shutdown"). It runs under its own timeout so a
+// cancelled request cannot leave a container behind. The box stays
+// tracked (gone, counted against the quota) until its container is really
+// removed; when the removal fails, reconciliation retries it.
 func (m *sandboxes) destroy(ctx context.Context, b *box, p Principal, reason string) error {
 	m.mu.Lock()
 	if m.byID[b.id()] != b {
 		m.mu.Unlock()
 		return nil // someone else already destroyed it
 	}
-	delete(m.byID, b.id())
 	if b.session != "" && m.bySession[b.session] == b {
 		delete(m.bySession, b.session)
 	}
 	m.mu.Unlock()
-	b.markGone()
-
+	if !b.markGone() {
+		return nil // a destroy is under way
+	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	start := time.Now()
-	err := b.sb.Destroy(ctx)
-	if errors.Is(err, sandbox.ErrNotFound) {
-		err = nil // removed from outside; the end state is what we wanted
-	}
+	err := m.remove(ctx, b)
 	ev := &audit.Event{Kind: audit.KindSandboxDestroy, Principal: p.audit(), Session: b.session, SandboxID: b.id(),
-		ContainerID: b.sb.Info().ContainerID, Summary: map[string]string{"reason": reason}, Outcome: "ok", DurationMs: time.Since(start).Milliseconds()}
+		ContainerID: b.info().ContainerID, Summary: map[string]string{"reason": reason}, Outcome: "ok", DurationMs: time.Since(start).Milliseconds()}
 	if err != nil {
 		ev.Outcome, ev.Error = "error", err.Error()
 	}
 	m.appendAudit(ctx, ev)
 	if err != nil {
-		m.log.Warn("destroy sandbox", "sandbox_id", b.id(), "session_id", b.session, "reason", reason, "error", err)
+		m.log.Warn("destroy sandbox; reconciliation will retry", "sandbox_id", b.id(), "session_id", b.session, "reason", reason, "error", err)
 	} else {
 		m.log.Info("sandbox destroyed", "sandbox_id", b.id(), "session_id", b.session, "reason", reason)
 	}
 	return err
+}
+
+// remove removes b's sandbox and, once it is gone, stops tracking b.
+func (m *sandboxes) remove(ctx context.Context, b *box) error {
+	err := m.provider.Remove(ctx, b.id())
+	if errors.Is(err, sandbox.ErrNotFound) {
+		err = nil // removed from outside; the end state is what we wanted
+	}
+	if err == nil {
+		m.mu.Lock()
+		if m.byID[b.id()] == b {
+			delete(m.byID, b.id())
+		}
+		m.mu.Unlock()
+	}
+	return err
+}
+
+func (m *sandboxes) setPending(id string, on bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if on {
+		m.pending[id] = true
+	} else {
+		delete(m.pending, id)
+	}
+}
+
+// newSandboxID returns 128 random bits in hex. crypto/rand.Read never fails.
+func newSandboxID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // endSession destroys every sandbox bound to session.
@@ -192,7 +230,7 @@ func (m *sandboxes) matching(keep func(*box) bool) []*box {
 	defer m.mu.Unlock()
 	var out []*box
 	for _, b := range m.byID {
-		if keep(b) {
+		if !b.isGone() && keep(b) {
 			out = append(out, b)
 		}
 	}

@@ -49,6 +49,9 @@ func New(ctx context.Context, cfg Config, p sandbox.Provider, store AuditStore, 
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if err := checkMemory(cfg.Limits, p); err != nil {
+		return nil, err
+	}
 	g := &Server{cfg: cfg, log: log, audit: store, limits: newCallLimits(cfg.ToolCallsPerMinute)}
 	var err error
 	g.boxes = newSandboxes(p, cfg, store, log)
@@ -126,15 +129,23 @@ func (g *Server) onSessionEnd(id, reason string) {
 	g.log.Info("session ended", "session_id", id, "reason", reason)
 }
 
+// reconcileInterval is how often the gateway compares its sandboxes with
+// the provider's, to remove what it lost track of.
+const reconcileInterval = time.Minute
+
 func (g *Server) sweepLoop(ctx context.Context) {
 	// Expiry is enforced to within a quarter of the shorter TTL.
 	interval := min(g.cfg.Limits.IdleTTL/4, g.cfg.Limits.MaxLifetime/4, 30*time.Second)
 	t := time.NewTicker(max(interval, time.Second))
 	defer t.Stop()
+	rt := time.NewTicker(reconcileInterval)
+	defer rt.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case now := <-rt.C:
+			g.boxes.reconcileTracked(ctx, now)
 		case now := <-t.C:
 			for id, reason := range g.sessions.expired(now, g.cfg.Limits.IdleTTL, g.cfg.Limits.MaxLifetime) {
 				g.sessions.end(id, reason)
@@ -155,4 +166,22 @@ func (g *Server) Close(ctx context.Context) {
 	}
 	g.boxes.closeAll(ctx)
 	_ = g.http.Shutdown(ctx)
+}
+
+// checkMemory refuses limits under which a sandbox's own files could take
+// the memory its runner needs: /tmp and /dev/shm are tmpfs, and so is
+// /workspace when the provider has no disk workspaces.
+func checkMemory(l sandbox.Limits, p sandbox.Provider) error {
+	tmpfsWorkspace := false
+	if d, ok := p.(interface{ WorkspaceDurable() bool }); ok {
+		tmpfsWorkspace = !d.WorkspaceDurable()
+	}
+	if err := l.CheckMemory(tmpfsWorkspace); err != nil {
+		hint := "raise --memory or lower --tmp-size"
+		if tmpfsWorkspace {
+			hint += " (workspaces are in RAM here because the host cannot loop-mount them)"
+		}
+		return fmt.Errorf("sandbox limits: %w: %s", err, hint)
+	}
+	return nil
 }

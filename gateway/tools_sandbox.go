@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -29,7 +30,17 @@ type sandboxInfo struct {
 	ExpiresAt   time.Time      `json:"expires_at"`
 	IdleTTL     string         `json:"idle_ttl"`
 	Limits      map[string]any `json:"limits"`
+	Workspace   workspaceInfo  `json:"workspace"`
 	Runner      *protocol.Info `json:"runner,omitempty"`
+}
+
+// workspaceInfo describes a sandbox's /workspace for sandbox_info.
+type workspaceInfo struct {
+	// Disk is true when /workspace is its own file system on disk, which
+	// survives a replaced runner; false for the tmpfs fallback in RAM.
+	Disk       bool  `json:"disk"`
+	QuotaBytes int64 `json:"quota_bytes"`          // writes beyond it fail with ENOSPC
+	UsedBytes  int64 `json:"used_bytes,omitempty"` // as the runner's statfs reports it
 }
 
 func sandboxTools() []toolDef {
@@ -62,7 +73,7 @@ func runSandboxCreate(ctx context.Context, c *call) (*mcp.CallToolResult, error)
 	if err != nil {
 		return nil, err
 	}
-	c.end.SandboxID, c.end.ContainerID = b.id(), b.sb.Info().ContainerID
+	c.end.SandboxID, c.end.ContainerID = b.id(), b.info().ContainerID
 	info := c.describe(b, nil)
 	return structured(info, fmt.Sprintf("created sandbox %s (image %s); pass sandbox_id %q to other tools", b.id(), image, b.id()), false), nil
 }
@@ -109,10 +120,19 @@ func runSandboxInfo(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
 
 func (c *call) describe(b *box, ri *protocol.Info) sandboxInfo {
 	l := c.g.cfg.Limits
-	inf := b.sb.Info()
+	inf := b.info()
+	ws := workspaceInfo{Disk: inf.WorkspaceDurable, QuotaBytes: l.WorkspaceBytes}
+	if !ws.Disk {
+		ws.QuotaBytes = l.TmpfsWorkspaceBytes()
+	}
+	if ri != nil {
+		// The file system's own figure is the enforced one (ext4 keeps a
+		// little for its metadata).
+		ws.QuotaBytes, ws.UsedBytes = cmp.Or(ri.WorkspaceSizeBytes, ws.QuotaBytes), ri.WorkspaceUsedBytes
+	}
 	return sandboxInfo{SandboxID: b.id(), Image: inf.Image, ContainerID: inf.ContainerID, CreatedAt: inf.CreatedAt, ExpiresAt: b.expires,
-		IdleTTL: l.IdleTTL.String(), Runner: ri,
-		Limits: map[string]any{"cpus": l.CPUs, "memory_bytes": l.MemoryBytes, "pids": l.Pids, "workspace_bytes": l.WorkspaceBytes,
+		IdleTTL: l.IdleTTL.String(), Runner: ri, Workspace: ws,
+		Limits: map[string]any{"cpus": l.CPUs, "memory_bytes": l.MemoryBytes, "pids": l.Pids, "workspace_bytes": ws.QuotaBytes,
 			"tmp_bytes": l.TmpBytes, "call_timeout_s": l.CallTimeout.Seconds(), "network": "none"}}
 }
 
@@ -125,7 +145,7 @@ func runSandboxDestroy(ctx context.Context, c *call) (*mcp.CallToolResult, error
 	if err != nil {
 		return nil, err
 	}
-	c.end.SandboxID, c.end.ContainerID = b.id(), b.sb.Info().ContainerID
+	c.end.SandboxID, c.end.ContainerID = b.id(), b.info().ContainerID
 	if err := c.g.boxes.destroy(ctx, b, c.p, "sandbox_destroy"); err != nil {
 		return nil, fmt.Errorf("destroy sandbox %s: %w", b.id(), err)
 	}

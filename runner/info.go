@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/sandgate/sandgate/runner/cgroup"
 	"github.com/sandgate/sandgate/runner/process"
 	"github.com/sandgate/sandgate/runner/protocol"
@@ -25,6 +27,18 @@ func Describe(workspace string, acct *cgroup.Accounting, pm *process.Manager) fu
 		info.MemoryLimit, info.MemoryUsage = s.MemoryLimit, s.MemoryUsage
 		info.CPUUsageMs = s.CPUUsageNs / 1e6
 		info.PidsCurrent, info.PidsLimit, info.OOMKills = s.PidsCurrent, s.PidsLimit, s.OOMKills
+		info.WorkspaceSizeBytes, info.WorkspaceUsedBytes = diskUsage(workspace)
 		return info
 	}
+}
+
+// diskUsage returns the size and used bytes of the file system at path,
+// or zeros when it cannot be read.
+func diskUsage(path string) (size, used int64) {
+	var st unix.Statfs_t
+	if unix.Statfs(path, &st) != nil {
+		return 0, 0
+	}
+	bs := int64(st.Bsize)
+	return int64(st.Blocks) * bs, int64(st.Blocks-st.Bfree) * bs
 }

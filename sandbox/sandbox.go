@@ -15,10 +15,17 @@ type Provider interface {
 	Get(ctx context.Context, id string) (Sandbox, error)
 	// List describes the sandboxes this provider manages that match filter.
 	List(ctx context.Context, filter Filter) ([]Info, error)
-	// Remove destroys the sandbox with the given id, whether or not
-	// anything still holds a Sandbox for it. Removing a missing sandbox
-	// returns ErrNotFound.
+	// Remove destroys the sandbox with the given id, its workspace
+	// included, whether or not anything still holds a Sandbox for it.
+	// Removing a missing sandbox returns ErrNotFound.
 	Remove(ctx context.Context, id string) error
+	// Recreate replaces the runner (container) of the existing sandbox
+	// spec.ID with a new one that mounts the same workspace, for a sandbox
+	// whose runner died or stopped answering. The old container, if any,
+	// is removed first; the workspace and its files are kept when the
+	// provider's workspaces are durable (Info.WorkspaceDurable). It
+	// returns ErrNotFound when the sandbox was removed.
+	Recreate(ctx context.Context, spec Spec) (Sandbox, error)
 }
 
 // Sandbox is one live sandbox.
@@ -55,10 +62,10 @@ type Limits struct {
 	CPUs           float64       // CPU quota in cores
 	MemoryBytes    int64         // memory, equal to memory+swap (no swap)
 	Pids           int64         // max processes and threads
-	WorkspaceBytes int64         // size of the writable /workspace
+	WorkspaceBytes int64         // size of the writable /workspace (disk, not RAM, where the host allows)
 	TmpBytes       int64         // size of /tmp
 	NoFile         int64         // open files per process
-	FileSizeBytes  int64         // largest file a process may write
+	FileSizeBytes  int64         // largest file a process may write (default: the workspace size)
 	CallTimeout    time.Duration // default and maximum per-call wall clock
 	IdleTTL        time.Duration // a sandbox unused this long is removed
 	MaxLifetime    time.Duration // a sandbox older than this is removed
@@ -69,10 +76,9 @@ var DefaultLimits = Limits{
 	CPUs:           1,
 	MemoryBytes:    512 << 20,
 	Pids:           256,
-	WorkspaceBytes: 1 << 30,
+	WorkspaceBytes: 4 << 30, // sparse on disk: costs nothing until written
 	TmpBytes:       256 << 20,
 	NoFile:         1024,
-	FileSizeBytes:  1 << 30,
 	CallTimeout:    60 * time.Second,
 	IdleTTL:        15 * time.Minute,
 	MaxLifetime:    4 * time.Hour,
@@ -100,7 +106,9 @@ func (l Limits) WithDefaults() Limits {
 		l.NoFile = d.NoFile
 	}
 	if l.FileSizeBytes == 0 {
-		l.FileSizeBytes = d.FileSizeBytes
+		// A file cannot outgrow the workspace anyway; a smaller cap would
+		// turn a legitimate big file into EFBIG before the disk is full.
+		l.FileSizeBytes = l.WorkspaceBytes
 	}
 	if l.CallTimeout == 0 {
 		l.CallTimeout = d.CallTimeout
@@ -125,6 +133,9 @@ type Info struct {
 	CreatedAt   time.Time `json:"created_at"`
 	ExpiresAt   time.Time `json:"expires_at"`
 	State       string    `json:"state"` // provider's word: "running", "exited", ...
+	// WorkspaceDurable reports whether /workspace is on disk and outlives
+	// the container, so a replacement after a runner death keeps files.
+	WorkspaceDurable bool `json:"workspace_durable"`
 }
 
 // Filter selects sandboxes in List. Empty fields match everything.

@@ -84,10 +84,13 @@ func serve(ctx context.Context, cfg config, stderr io.Writer, log *slog.Logger) 
 	}
 	defer store.Close()
 
-	provider, err := docker.New(ctx, docker.Config{RunnerPath: cfg.RunnerPath, SocketDir: gcfg.SocketDir(), Image: gcfg.Image, Instance: cfg.Instance, Runtime: cfg.Runtime}, log)
+	provider, err := docker.New(ctx, docker.Config{RunnerPath: cfg.RunnerPath, SocketDir: gcfg.SocketDir(), Image: gcfg.Image,
+		Instance: cfg.Instance, Runtime: cfg.Runtime, WorkspaceDir: filepath.Join(gcfg.VarDir, "workspaces"),
+		Holder: fmt.Sprintf("serving %s, var %s", gcfg.Addr, gcfg.VarDir)}, log)
 	if err != nil {
 		return err
 	}
+	defer provider.Close()
 	g, err := gateway.New(ctx, gcfg, provider, store, log)
 	if err != nil {
 		return err

@@ -16,6 +16,7 @@ const (
 	KindSessionEnd     Kind = "session.end"     // a session ended (DELETE, idle TTL, lifetime, quota)
 	KindSandboxCreate  Kind = "sandbox.create"  // a container was created for a session or sandbox_create
 	KindSandboxDestroy Kind = "sandbox.destroy" // a container was removed
+	KindSandboxReplace Kind = "sandbox.replace" // a dead or unresponsive sandbox got a new container (workspace kept where durable)
 	KindToolStart      Kind = "tool.start"      // a tool call passed the scope check and is about to run
 	KindToolEnd        Kind = "tool.end"        // a tool call finished; Outcome says how
 	KindToolDenied     Kind = "tool.denied"     // a tool call was refused; DenyReason says why
@@ -24,7 +25,7 @@ const (
 // Valid reports whether k is one of the kinds declared in this package.
 func (k Kind) Valid() bool {
 	switch k {
-	case KindSessionStart, KindSessionEnd, KindSandboxCreate, KindSandboxDestroy,
+	case KindSessionStart, KindSessionEnd, KindSandboxCreate, KindSandboxDestroy, KindSandboxReplace,
 		KindToolStart, KindToolEnd, KindToolDenied:
 		return true
 	}

@@ -24,7 +24,10 @@ const (
 	CodeCanceled    Code = "canceled"
 	CodeUnsupported Code = "unsupported" // unknown op, or a language the image lacks
 	CodeUnavailable Code = "unavailable" // the runner is shutting down or the connection broke
-	CodeInternal    Code = "internal"
+	// CodeUnresponsive: the runner stopped answering (a missed heartbeat
+	// or handshake deadline); the gateway replaces the sandbox.
+	CodeUnresponsive Code = "unresponsive"
+	CodeInternal     Code = "internal"
 )
 
 // Error is the error carried by a terminal event. It implements error so

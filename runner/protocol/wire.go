@@ -92,4 +92,8 @@ type Info struct {
 	PidsLimit      int64  `json:"pids_limit,omitempty"`
 	OOMKills       int64  `json:"oom_kills,omitempty"`
 	ProcessesAlive int    `json:"processes_alive"` // background processes still running
+	// The workspace file system as statfs sees it (0 when unreadable):
+	// its size is the quota the file system enforces.
+	WorkspaceSizeBytes int64 `json:"workspace_size_bytes,omitempty"`
+	WorkspaceUsedBytes int64 `json:"workspace_used_bytes,omitempty"`
 }

@@ -14,8 +14,6 @@ import (
 
 // Fixed parts of every sandbox container.
 const (
-	// shmBytes is the size of /dev/shm (Python multiprocessing, Chromium).
-	shmBytes = 64 << 20
 	// stopTimeoutSeconds bounds a graceful stop; Remove kills outright, so
 	// this only matters to an operator's docker stop.
 	stopTimeoutSeconds = 2
@@ -34,14 +32,24 @@ var env = []string{
 	"TMPDIR=/tmp",
 }
 
+// HostPaths are the host directories mounted into one sandbox.
+type HostPaths struct {
+	// SocketDir is the sandbox's own socket directory.
+	SocketDir string
+	// Workspace is the mounted workspace file system to bind at
+	// /workspace; empty means a tmpfs /workspace (the fallback when the
+	// host cannot loop-mount).
+	Workspace string
+}
+
 // ContainerConfig returns the container and host configuration of the
-// sandbox spec.ID, whose host socket directory is socketHostDir. Every
+// sandbox spec.ID, whose host directories are host. Every
 // security-relevant field is set on purpose, including those whose zero
 // value is already safe, so the policy reads in one place. Zero limits in
 // spec and zero fields in cfg get their defaults: a zero never means
 // unlimited or root, and an invalid User becomes DefaultUser. It reads the
 // clock for the created-at label and is otherwise pure.
-func ContainerConfig(spec sandbox.Spec, cfg Config, socketHostDir string) (*container.Config, *container.HostConfig) {
+func ContainerConfig(spec sandbox.Spec, cfg Config, host HostPaths) (*container.Config, *container.HostConfig) {
 	cfg = cfg.withDefaults()
 	lim := spec.Limits.WithDefaults()
 	image := spec.Image
@@ -103,22 +111,21 @@ func ContainerConfig(spec sandbox.Spec, cfg Config, socketHostDir string) (*cont
 		CgroupnsMode: container.CgroupnsModePrivate,
 		NetworkMode:  "none", // loopback only; egress is a later, explicit feature
 
-		// File system: the image is read-only; the only writable places
-		// are size-capped tmpfs and the sandbox's socket dir. tmpfs pages
-		// are charged to the container's memory cgroup, so a full
-		// /workspace or /tmp counts against MemoryBytes: the memory limit
-		// bounds RAM and disk together, and a sandbox can never fill the
-		// host disk. exec is allowed on both because users run scripts and
-		// build tools from them; nosuid and nodev are not negotiable.
+		// File system: the image is read-only; the writable places are
+		// /workspace, size-capped tmpfs and the sandbox's socket dir.
+		// /workspace is the sandbox's own ext4 image on disk (see
+		// sandbox/workspace): its size is enforced by the file system, so
+		// a full workspace is ENOSPC, never memory. /tmp and /dev/shm are
+		// tmpfs, charged to the memory cgroup; the gateway checks that
+		// they fit in MemoryBytes with headroom (Limits.CheckMemory), so
+		// files can never OOM-kill the runner. exec is allowed because
+		// users run scripts and build tools from them; nosuid and nodev
+		// are not negotiable.
 		ReadonlyRootfs: true,
-		Tmpfs: map[string]string{
-			"/tmp": fmt.Sprintf("rw,exec,nosuid,nodev,size=%d,mode=1777", lim.TmpBytes),
-			WorkspaceDir: fmt.Sprintf("rw,exec,nosuid,nodev,size=%d,mode=0755,uid=%s,gid=%s",
-				lim.WorkspaceBytes, uid, gid),
-		},
-		ShmSize: shmBytes, // also tmpfs, also charged to memory
-		Binds:   nil,      // host paths enter only through Mounts below
-		Mounts:  mounts(cfg.RunnerPath, socketHostDir),
+		Tmpfs:          tmpfs(lim, host, uid, gid),
+		ShmSize:        sandbox.ShmBytes, // also tmpfs, also charged to memory
+		Binds:          nil,              // host paths enter only through Mounts below
+		Mounts:         mounts(cfg.RunnerPath, host),
 		// nil keeps Docker's default masked (/proc/kcore, ...) and
 		// read-only (/proc/sys, ...) paths; an empty slice would clear them.
 		MaskedPaths:   nil,
@@ -146,11 +153,25 @@ func ContainerConfig(spec sandbox.Spec, cfg Config, socketHostDir string) (*cont
 	return cc, hc
 }
 
+// tmpfs returns the sandbox's tmpfs mounts: /tmp always, and /workspace
+// when no disk workspace is mounted, cut to what fits in memory.
+func tmpfs(lim sandbox.Limits, host HostPaths, uid, gid string) map[string]string {
+	t := map[string]string{
+		"/tmp": fmt.Sprintf("rw,exec,nosuid,nodev,size=%d,mode=1777", lim.TmpBytes),
+	}
+	if host.Workspace == "" {
+		t[WorkspaceDir] = fmt.Sprintf("rw,exec,nosuid,nodev,size=%d,mode=0755,uid=%s,gid=%s",
+			lim.TmpfsWorkspaceBytes(), uid, gid)
+	}
+	return t
+}
+
 // mounts are the only host paths a sandbox sees: the runner binary,
-// read-only, and its own socket directory. Propagation is rprivate so
-// nothing mounted on the host later appears inside.
-func mounts(runnerPath, socketHostDir string) []mount.Mount {
-	return []mount.Mount{
+// read-only, its own socket directory and its own workspace file system.
+// Propagation is rprivate so nothing mounted on the host later appears
+// inside.
+func mounts(runnerPath string, host HostPaths) []mount.Mount {
+	ms := []mount.Mount{
 		{
 			Type:        mount.TypeBind,
 			Source:      runnerPath,
@@ -160,12 +181,22 @@ func mounts(runnerPath, socketHostDir string) []mount.Mount {
 		},
 		{
 			Type:        mount.TypeBind,
-			Source:      socketHostDir,
+			Source:      host.SocketDir,
 			Target:      SocketDirPath,
 			ReadOnly:    false, // the runner creates its socket here
 			BindOptions: &mount.BindOptions{Propagation: mount.PropagationRPrivate},
 		},
 	}
+	if host.Workspace != "" {
+		ms = append(ms, mount.Mount{
+			Type:        mount.TypeBind,
+			Source:      host.Workspace,
+			Target:      WorkspaceDir,
+			ReadOnly:    false,
+			BindOptions: &mount.BindOptions{Propagation: mount.PropagationRPrivate},
+		})
+	}
+	return ms
 }
 
 // resources are the cgroup limits and rlimits of one sandbox.

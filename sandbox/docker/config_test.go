@@ -17,6 +17,12 @@ import (
 const (
 	testRunner    = "/usr/local/lib/sandgate/runner"
 	testSocketDir = "/run/sandgate-gw/abc123"
+	testWorkspace = "/var/lib/sandgate/workspaces/abc123/mnt"
+)
+
+var (
+	diskHost  = docker.HostPaths{SocketDir: testSocketDir, Workspace: testWorkspace}
+	tmpfsHost = docker.HostPaths{SocketDir: testSocketDir}
 )
 
 // TestContainerConfigPolicy checks the hardening every sandbox container
@@ -29,24 +35,29 @@ func TestContainerConfigPolicy(t *testing.T) {
 		name string
 		spec sandbox.Spec
 		cfg  docker.Config
+		host docker.HostPaths
 		want sandbox.Limits
 		user string
 	}{
-		{"defaults", sandbox.Spec{ID: "abc123"}, docker.Config{RunnerPath: testRunner, SocketDir: "/run/sandgate-gw"}, sandbox.DefaultLimits, "1000:1000"},
-		{"root user replaced", sandbox.Spec{ID: "abc123"}, docker.Config{RunnerPath: testRunner, User: "0:0"}, sandbox.DefaultLimits, "1000:1000"},
+		{"defaults", sandbox.Spec{ID: "abc123"}, docker.Config{RunnerPath: testRunner, SocketDir: "/run/sandgate-gw"}, diskHost, sandbox.DefaultLimits.WithDefaults(), "1000:1000"},
+		{"defaults on tmpfs", sandbox.Spec{ID: "abc123"}, docker.Config{RunnerPath: testRunner, SocketDir: "/run/sandgate-gw"}, tmpfsHost, sandbox.DefaultLimits.WithDefaults(), "1000:1000"},
+		{"root user replaced", sandbox.Spec{ID: "abc123"}, docker.Config{RunnerPath: testRunner, User: "0:0"}, tmpfsHost, sandbox.DefaultLimits.WithDefaults(), "1000:1000"},
 		{"custom", sandbox.Spec{ID: "abc123", Image: "img:1", Limits: custom, Owner: "o", Session: "s"},
 			docker.Config{RunnerPath: testRunner, SocketDir: "/run/sandgate-gw", User: "2000:3000", Instance: "ci", Runtime: "runsc"},
-			custom.WithDefaults(), "2000:3000"},
+			diskHost, custom.WithDefaults(), "2000:3000"},
+		{"custom on tmpfs", sandbox.Spec{ID: "abc123", Image: "img:1", Limits: custom, Owner: "o", Session: "s"},
+			docker.Config{RunnerPath: testRunner, SocketDir: "/run/sandgate-gw", User: "2000:3000", Instance: "ci", Runtime: "runsc"},
+			tmpfsHost, custom.WithDefaults(), "2000:3000"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			cc, hc := docker.ContainerConfig(tt.spec, tt.cfg, testSocketDir)
+			cc, hc := docker.ContainerConfig(tt.spec, tt.cfg, tt.host)
 			checkPrivileges(t, hc)
 			checkNamespaces(t, cc, hc)
-			checkMounts(t, hc)
-			checkLimits(t, hc, tt.want)
-			checkProcess(t, cc, hc, tt.cfg, tt.user)
+			checkMounts(t, hc, tt.host)
+			checkLimits(t, hc, tt.want, tt.host)
+			checkProcess(t, cc, hc, tt.cfg, tt.user, tt.host)
 			checkLabels(t, cc, tt.spec, tt.cfg)
 		})
 	}
@@ -103,7 +114,7 @@ func checkNamespaces(t *testing.T, cc *container.Config, hc *container.HostConfi
 	}
 }
 
-func checkMounts(t *testing.T, hc *container.HostConfig) {
+func checkMounts(t *testing.T, hc *container.HostConfig, host docker.HostPaths) {
 	t.Helper()
 	if len(hc.Binds) != 0 {
 		t.Errorf("Binds = %v, want none", hc.Binds)
@@ -117,8 +128,15 @@ func checkMounts(t *testing.T, hc *container.HostConfig) {
 		{Type: mount.TypeBind, Source: testRunner, Target: docker.RunnerPath, ReadOnly: true},
 		{Type: mount.TypeBind, Source: testSocketDir, Target: "/run/sandgate", ReadOnly: false},
 	}
+	wantTmpfs := 2 // /tmp and /workspace
+	if host.Workspace != "" {
+		// The disk workspace is the sandbox's own file system, bound
+		// read-write; /workspace is then not a tmpfs.
+		want = append(want, mount.Mount{Type: mount.TypeBind, Source: testWorkspace, Target: "/workspace", ReadOnly: false})
+		wantTmpfs = 1
+	}
 	if len(hc.Mounts) != len(want) {
-		t.Fatalf("Mounts = %+v, want exactly the runner and the socket dir", hc.Mounts)
+		t.Fatalf("Mounts = %+v, want exactly the runner, the socket dir and a disk workspace", hc.Mounts)
 	}
 	for i, m := range hc.Mounts {
 		w := want[i]
@@ -132,8 +150,8 @@ func checkMounts(t *testing.T, hc *container.HostConfig) {
 	if !hc.ReadonlyRootfs {
 		t.Error("root file system is writable")
 	}
-	if len(hc.Tmpfs) != 2 {
-		t.Errorf("Tmpfs = %v, want /tmp and /workspace", hc.Tmpfs)
+	if len(hc.Tmpfs) != wantTmpfs {
+		t.Errorf("Tmpfs = %v, want %d mounts (/tmp, and /workspace without a disk workspace)", hc.Tmpfs, wantTmpfs)
 	}
 	for dir, opts := range hc.Tmpfs {
 		o := strings.Split(opts, ",")
@@ -143,7 +161,7 @@ func checkMounts(t *testing.T, hc *container.HostConfig) {
 	}
 }
 
-func checkLimits(t *testing.T, hc *container.HostConfig, want sandbox.Limits) {
+func checkLimits(t *testing.T, hc *container.HostConfig, want sandbox.Limits, host docker.HostPaths) {
 	t.Helper()
 	r := hc.Resources
 	if r.Memory != want.MemoryBytes || r.MemorySwap != r.Memory {
@@ -167,7 +185,16 @@ func checkLimits(t *testing.T, hc *container.HostConfig, want sandbox.Limits) {
 			t.Errorf("ulimit %s = %v (set %v), want soft=hard=%d", name, got, ok, v)
 		}
 	}
-	wantTmpfs := map[string]string{"/tmp": "size=" + strconv.FormatInt(want.TmpBytes, 10), "/workspace": "size=" + strconv.FormatInt(want.WorkspaceBytes, 10)}
+	wantTmpfs := map[string]string{"/tmp": "size=" + strconv.FormatInt(want.TmpBytes, 10)}
+	if host.Workspace == "" {
+		// The fallback workspace is cut to what fits beside /tmp, /dev/shm
+		// and the runner's headroom: files must never OOM-kill the runner.
+		ws := want.TmpfsWorkspaceBytes()
+		if ws <= 0 || want.TmpBytes+ws+sandbox.ShmBytes+sandbox.RunnerHeadroomBytes > want.MemoryBytes {
+			t.Errorf("tmpfs workspace of %d bytes does not leave the runner its headroom in %d bytes", ws, want.MemoryBytes)
+		}
+		wantTmpfs["/workspace"] = "size=" + strconv.FormatInt(ws, 10)
+	}
 	for dir, size := range wantTmpfs {
 		if !slices.Contains(strings.Split(hc.Tmpfs[dir], ","), size) {
 			t.Errorf("tmpfs %s = %q, want %s", dir, hc.Tmpfs[dir], size)
@@ -178,13 +205,15 @@ func checkLimits(t *testing.T, hc *container.HostConfig, want sandbox.Limits) {
 	}
 }
 
-func checkProcess(t *testing.T, cc *container.Config, hc *container.HostConfig, cfg docker.Config, user string) {
+func checkProcess(t *testing.T, cc *container.Config, hc *container.HostConfig, cfg docker.Config, user string, host docker.HostPaths) {
 	t.Helper()
 	if cc.User != user || strings.HasPrefix(cc.User, "0") || cc.User == "" || cc.User == "root" {
 		t.Errorf("User = %q, want %q", cc.User, user)
 	}
 	uid, gid, _ := strings.Cut(user, ":")
-	if ws := hc.Tmpfs["/workspace"]; !strings.Contains(ws, "uid="+uid) || !strings.Contains(ws, "gid="+gid) {
+	// A disk workspace's root is owned by the sandbox user from mkfs
+	// (sandbox/workspace tests it); a tmpfs one through its options.
+	if ws := hc.Tmpfs["/workspace"]; host.Workspace == "" && (!strings.Contains(ws, "uid="+uid) || !strings.Contains(ws, "gid="+gid)) {
 		t.Errorf("/workspace tmpfs %q is not owned by %s", ws, user)
 	}
 	wantEntry := []string{"/opt/sandgate/runner", "--socket", "/run/sandgate/runner.sock", "--workspace", "/workspace"}

@@ -33,7 +33,7 @@ const (
 
 // Create starts a sandbox from spec and returns once its runner accepts
 // connections on its socket. On any error everything it made (socket dir,
-// container) is removed again.
+// workspace, container) is removed again.
 func (p *Provider) Create(ctx context.Context, spec sandbox.Spec) (_ sandbox.Sandbox, retErr error) {
 	start := time.Now()
 	spec, err := p.prepare(ctx, spec)
@@ -41,40 +41,103 @@ func (p *Provider) Create(ctx context.Context, spec sandbox.Spec) (_ sandbox.San
 		return nil, err
 	}
 	id, dir := spec.ID, p.socketHostDir(spec.ID)
-	sock := filepath.Join(dir, SocketName)
 	if err := p.makeSocketDir(dir); err != nil {
 		return nil, fmt.Errorf("create sandbox %s: %w", id, err)
 	}
-
-	// From here on something exists; undo it unless we return a sandbox.
-	var containerID string
+	// From here on something exists; undo all of it unless we return a
+	// sandbox.
+	made := &made{socketDir: dir}
 	defer func() {
 		if retErr != nil {
-			p.rollback(ctx, id, containerID, dir)
+			p.rollback(ctx, id, made)
 		}
 	}()
-
-	cc, hc := ContainerConfig(spec, p.cfg, dir)
-	containerID, err = p.createContainer(ctx, spec, cc, hc)
+	host := HostPaths{SocketDir: dir}
+	if p.ws.Durable() {
+		lim := spec.Limits.WithDefaults()
+		if host.Workspace, err = p.ws.Create(ctx, id, lim.WorkspaceBytes); err != nil {
+			return nil, err
+		}
+		made.workspace = true
+	}
+	sb, err := p.run(ctx, spec, host, made)
 	if err != nil {
 		return nil, err
 	}
-	if err := p.start(ctx, containerID, sock); err != nil {
-		return nil, fmt.Errorf("start sandbox %s: %w", id, err)
-	}
-
-	info := sandbox.Info{
-		ID:          id,
-		ContainerID: containerID,
-		Image:       spec.Image,
-		Owner:       spec.Owner,
-		Session:     spec.Session,
-		CreatedAt:   parseTime(cc.Labels[LabelCreatedAt]),
-		ExpiresAt:   parseTime(cc.Labels[LabelExpiresAt]),
-		State:       container.StateRunning,
-	}
-	p.log.Info("sandbox created", "sandbox_id", id, "container_id", short(containerID),
+	p.log.Info("sandbox created", "sandbox_id", id, "container_id", short(sb.info.ContainerID),
 		"image", spec.Image, "duration_ms", time.Since(start).Milliseconds())
+	return sb, nil
+}
+
+// Recreate replaces the container of sandbox spec.ID, keeping its socket
+// dir and its workspace: the new container mounts the same files. A
+// sandbox whose socket dir is gone was removed (ErrNotFound). On error
+// the new container is removed again; the workspace stays, for a later
+// Recreate or Remove.
+func (p *Provider) Recreate(ctx context.Context, spec sandbox.Spec) (_ sandbox.Sandbox, retErr error) {
+	start := time.Now()
+	if !namePattern.MatchString(spec.ID) {
+		return nil, fmt.Errorf("recreate sandbox %q: %w", spec.ID, sandbox.ErrNotFound)
+	}
+	id, dir := spec.ID, p.socketHostDir(spec.ID)
+	if err := p.removeContainers(ctx, id); err != nil {
+		return nil, fmt.Errorf("recreate sandbox %s: %w", id, err)
+	}
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("recreate sandbox %s: %w", id, sandbox.ErrNotFound)
+	}
+	spec, err := p.prepare(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	// The dead runner's socket is left behind; the new runner replaces it
+	// and waitReady only succeeds once it listens.
+	host := HostPaths{SocketDir: dir}
+	if p.ws.Durable() {
+		if host.Workspace, err = p.ws.Ready(id); err != nil {
+			return nil, fmt.Errorf("recreate sandbox %s: workspace: %w", id, err)
+		}
+	}
+	made := &made{}
+	defer func() {
+		if retErr != nil {
+			p.rollback(ctx, id, made)
+		}
+	}()
+	sb, err := p.run(ctx, spec, host, made)
+	if err != nil {
+		return nil, err
+	}
+	p.log.Info("sandbox recreated", "sandbox_id", id, "container_id", short(sb.info.ContainerID),
+		"workspace_kept", p.ws.Durable(), "duration_ms", time.Since(start).Milliseconds())
+	return sb, nil
+}
+
+// run creates and starts the container of spec on host paths that exist,
+// recording what it made for the caller's rollback.
+func (p *Provider) run(ctx context.Context, spec sandbox.Spec, host HostPaths, made *made) (*handle, error) {
+	cc, hc := ContainerConfig(spec, p.cfg, host)
+	made.container = true
+	containerID, err := p.createContainer(ctx, spec, cc, hc)
+	made.containerID = containerID
+	if err != nil {
+		return nil, err
+	}
+	sock := filepath.Join(host.SocketDir, SocketName)
+	if err := p.start(ctx, containerID, sock); err != nil {
+		return nil, fmt.Errorf("start sandbox %s: %w", spec.ID, err)
+	}
+	info := sandbox.Info{
+		ID:               spec.ID,
+		ContainerID:      containerID,
+		Image:            spec.Image,
+		Owner:            spec.Owner,
+		Session:          spec.Session,
+		CreatedAt:        parseTime(cc.Labels[LabelCreatedAt]),
+		ExpiresAt:        parseTime(cc.Labels[LabelExpiresAt]),
+		State:            container.StateRunning,
+		WorkspaceDurable: host.Workspace != "",
+	}
 	return &handle{p: p, info: info, sock: sock}, nil
 }
 
@@ -205,20 +268,42 @@ func (p *Provider) makeSocketDir(dir string) error {
 	return nil
 }
 
-// rollback removes what a failed Create made. It runs on its own context:
-// a Create that failed because its caller gave up must still clean up.
-func (p *Provider) rollback(ctx context.Context, id, containerID, dir string) {
+// made records what a Create or Recreate made, for its rollback.
+type made struct {
+	socketDir   string // "" when the socket dir predates the call
+	workspace   bool   // the workspace was made by this call
+	container   bool   // a container create was attempted
+	containerID string // "" when the create did not say
+}
+
+// rollback removes what a failed Create or Recreate made. It runs on its
+// own context: a create that failed because its caller gave up must still
+// clean up. A container whose id the engine never returned (the create
+// timed out, or the engine failed mid-way) is removed by its name, which
+// is unique per instance and sandbox.
+func (p *Provider) rollback(ctx context.Context, id string, m *made) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
 	defer cancel()
-	if containerID != "" {
-		err := p.cli.ContainerRemove(ctx, containerID, container.RemoveOptions{Force: true, RemoveVolumes: true})
+	if m.container {
+		ref := m.containerID
+		if ref == "" {
+			ref = p.containerName(id)
+		}
+		err := p.cli.ContainerRemove(ctx, ref, container.RemoveOptions{Force: true, RemoveVolumes: true})
 		if err != nil && !cerrdefs.IsNotFound(err) {
 			p.log.Error("roll back sandbox: remove container", "sandbox_id", id,
-				"container_id", short(containerID), "error", err)
+				"container", short(ref), "error", err)
 		}
 	}
-	if err := os.RemoveAll(dir); err != nil {
-		p.log.Error("roll back sandbox: remove socket dir", "sandbox_id", id, "error", err)
+	if m.workspace {
+		if err := p.ws.Remove(id); err != nil {
+			p.log.Error("roll back sandbox: remove workspace", "sandbox_id", id, "error", err)
+		}
+	}
+	if m.socketDir != "" {
+		if err := os.RemoveAll(m.socketDir); err != nil {
+			p.log.Error("roll back sandbox: remove socket dir", "sandbox_id", id, "error", err)
+		}
 	}
 }
 

@@ -43,6 +43,7 @@ func (p *Provider) Get(ctx context.Context, id string) (sandbox.Sandbox, error) 
 	for _, c := range cs {
 		if c.State == container.StateRunning {
 			info := infoFromSummary(c)
+			info.WorkspaceDurable = p.ws.Durable()
 			sock := filepath.Join(p.socketHostDir(id), SocketName)
 			return &handle{p: p, info: info, sock: sock}, nil
 		}
@@ -54,7 +55,10 @@ func (p *Provider) Get(ctx context.Context, id string) (sandbox.Sandbox, error) 
 }
 
 // List describes this instance's sandboxes, running or not, that match
-// filter, oldest first.
+// filter, oldest first. A sandbox whose container is gone but whose
+// workspace or socket dir is still on the host (removed from outside, or
+// mid-Recreate) is listed with State StateNoContainer and only its id, so
+// reconciliation can finish removing it; it matches only an empty filter.
 func (p *Provider) List(ctx context.Context, filter sandbox.Filter) ([]sandbox.Info, error) {
 	f := p.scope()
 	if filter.Owner != "" {
@@ -68,8 +72,15 @@ func (p *Provider) List(ctx context.Context, filter sandbox.Filter) ([]sandbox.I
 		return nil, fmt.Errorf("list sandboxes: %w", engineErr(err))
 	}
 	infos := make([]sandbox.Info, 0, len(cs))
+	seen := map[string]bool{}
 	for _, c := range cs {
-		infos = append(infos, infoFromSummary(c))
+		info := infoFromSummary(c)
+		info.WorkspaceDurable = p.ws.Durable()
+		infos = append(infos, info)
+		seen[info.ID] = true
+	}
+	if filter == (sandbox.Filter{}) {
+		infos = append(infos, p.leftovers(seen)...)
 	}
 	slices.SortFunc(infos, func(a, b sandbox.Info) int {
 		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
@@ -77,41 +88,93 @@ func (p *Provider) List(ctx context.Context, filter sandbox.Filter) ([]sandbox.I
 	return infos, nil
 }
 
+// StateNoContainer is the State of a listed sandbox that has host state
+// (workspace, socket dir) but no container.
+const StateNoContainer = "no-container"
+
+// leftovers describes sandboxes that have a socket dir or a workspace on
+// the host but no container (ids in seen have one). CreatedAt is the
+// directory's modification time, so reconciliation's grace period applies.
+func (p *Provider) leftovers(seen map[string]bool) []sandbox.Info {
+	var out []sandbox.Info
+	add := func(id, dir string) {
+		if seen[id] || !namePattern.MatchString(id) {
+			return
+		}
+		seen[id] = true
+		info := sandbox.Info{ID: id, State: StateNoContainer, WorkspaceDurable: p.ws.Durable()}
+		if fi, err := os.Lstat(dir); err == nil {
+			info.CreatedAt = fi.ModTime().UTC()
+		}
+		out = append(out, info)
+	}
+	if ents, err := os.ReadDir(p.cfg.SocketDir); err == nil {
+		for _, e := range ents {
+			add(e.Name(), filepath.Join(p.cfg.SocketDir, e.Name()))
+		}
+	}
+	if ids, err := p.ws.List(); err == nil {
+		for _, id := range ids {
+			add(id, p.ws.Dir(id))
+		}
+	}
+	return out
+}
+
 // Remove kills and removes the container of sandbox id with its anonymous
-// volumes, then its socket dir. It returns ErrNotFound if this instance has
-// no container for id; a leftover socket dir is removed all the same.
+// volumes, then its workspace and socket dir. It returns ErrNotFound if
+// this instance has neither a container nor host state for id.
 func (p *Provider) Remove(ctx context.Context, id string) error {
 	if !namePattern.MatchString(id) {
 		// Also keeps id from naming anything but a child of SocketDir.
 		return fmt.Errorf("remove sandbox %q: %w", id, sandbox.ErrNotFound)
 	}
 	start := time.Now()
+	_, dirErr := os.Lstat(p.socketHostDir(id))
+	_, wsErr := os.Lstat(p.ws.Dir(id))
+	hostState := dirErr == nil || (p.ws.Durable() && wsErr == nil)
 	cs, err := p.find(ctx, id)
 	if err != nil {
 		return fmt.Errorf("remove sandbox %s: %w", id, err)
 	}
-	var errs []error
-	removed := 0
-	for _, c := range cs {
-		err := p.cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
-		switch {
-		case err == nil:
-			removed++
-		case cerrdefs.IsNotFound(err): // a concurrent Remove won
-		default:
-			errs = append(errs, fmt.Errorf("remove container %s: %w", short(c.ID), engineErr(err)))
-		}
+	if err := p.removeContainers(ctx, id, cs...); err != nil {
+		// The workspace stays while its container may still run.
+		return fmt.Errorf("remove sandbox %s: %w", id, err)
 	}
-	// After the container: a live runner could recreate its socket.
+	var errs []error
+	// After the container: nothing uses the workspace any more, and a
+	// live runner could have recreated its socket.
+	if err := p.ws.Remove(id); err != nil {
+		errs = append(errs, err)
+	}
 	if err := os.RemoveAll(p.socketHostDir(id)); err != nil {
 		errs = append(errs, fmt.Errorf("remove socket dir: %w", err))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("remove sandbox %s: %w", id, err)
 	}
-	if removed == 0 {
+	if len(cs) == 0 && !hostState {
 		return fmt.Errorf("remove sandbox %s: %w", id, sandbox.ErrNotFound)
 	}
 	p.log.Info("sandbox removed", "sandbox_id", id, "duration_ms", time.Since(start).Milliseconds())
 	return nil
+}
+
+// removeContainers force-removes the given containers of sandbox id, or,
+// when none are given, every container find reports for it.
+func (p *Provider) removeContainers(ctx context.Context, id string, cs ...container.Summary) error {
+	if cs == nil {
+		var err error
+		if cs, err = p.find(ctx, id); err != nil {
+			return err
+		}
+	}
+	var errs []error
+	for _, c := range cs {
+		err := p.cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
+		if err != nil && !cerrdefs.IsNotFound(err) { // NotFound: a concurrent Remove won
+			errs = append(errs, fmt.Errorf("remove container %s: %w", short(c.ID), engineErr(err)))
+		}
+	}
+	return errors.Join(errs...)
 }

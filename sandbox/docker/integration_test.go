@@ -59,6 +59,7 @@ func newEnv(t testing.TB, cfg docker.Config) *testEnv {
 	}
 	t.Cleanup(func() {
 		removeInstance(t, cli, cfg.Instance)
+		removeHostState(t, p)
 		p.Close()
 		cli.Close()
 	})
@@ -78,6 +79,24 @@ func removeInstance(t testing.TB, cli *client.Client, instance string) {
 	for _, c := range cs {
 		if err := cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil {
 			t.Errorf("cleanup: remove container %s: %v", c.ID, err)
+		}
+	}
+}
+
+// removeHostState removes what the instance's sandboxes keep on the host
+// (workspace mounts, socket dirs) once their containers are gone, so the
+// temp dirs can be deleted.
+func removeHostState(t testing.TB, p *docker.Provider) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	infos, err := p.List(ctx, sandbox.Filter{})
+	if err != nil {
+		t.Errorf("cleanup: list sandboxes: %v", err)
+		return
+	}
+	for _, info := range infos {
+		if err := p.Remove(ctx, info.ID); err != nil && !errors.Is(err, sandbox.ErrNotFound) {
+			t.Errorf("cleanup: remove sandbox %s: %v", info.ID, err)
 		}
 	}
 }

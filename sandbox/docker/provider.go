@@ -12,10 +12,12 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/docker/docker/client"
 
 	"github.com/sandgate/sandgate/sandbox"
+	"github.com/sandgate/sandgate/sandbox/workspace"
 )
 
 // Paths inside the container. The runner is started as
@@ -65,6 +67,23 @@ type Config struct {
 	// Runtime is an optional OCI runtime such as "runsc"; empty means the
 	// engine's default.
 	Runtime string
+	// WorkspaceDir is the absolute host directory under which each
+	// sandbox's workspace (a sparse ext4 image and its mount point) lives;
+	// default "workspaces" beside SocketDir.
+	WorkspaceDir string
+	// WorkspaceBackend is auto (default: loop where the host can, else
+	// tmpfs), loop or tmpfs; see sandbox/workspace.
+	WorkspaceBackend workspace.Backend
+	// LockDir holds one lock file per engine and instance: a live gateway
+	// holds its instance's lock, so no other gateway reconciles (removes)
+	// its sandboxes. Default DefaultLockDir().
+	LockDir string
+	// LockWait is how long New waits for another gateway to release the
+	// instance, as when a restart overlaps the old process (default 10 s).
+	LockWait time.Duration
+	// Holder describes this gateway (address, var dir) in the lock file,
+	// for the message a second gateway prints.
+	Holder string
 }
 
 // namePattern bounds sandbox ids and instance names. They become a path
@@ -86,6 +105,15 @@ func (c Config) withDefaults() Config {
 	if c.Instance == "" {
 		c.Instance = DefaultInstance
 	}
+	if c.WorkspaceDir == "" && c.SocketDir != "" {
+		c.WorkspaceDir = filepath.Join(filepath.Dir(filepath.Clean(c.SocketDir)), "workspaces")
+	}
+	if c.LockDir == "" {
+		c.LockDir = DefaultLockDir()
+	}
+	if c.LockWait == 0 {
+		c.LockWait = 10 * time.Second
+	}
 	return c
 }
 
@@ -100,6 +128,12 @@ func (c Config) Validate() error {
 	}
 	if !filepath.IsAbs(c.SocketDir) {
 		return fmt.Errorf("docker provider config: socket dir %q must be an absolute path", c.SocketDir)
+	}
+	if !filepath.IsAbs(c.WorkspaceDir) {
+		return fmt.Errorf("docker provider config: workspace dir %q must be an absolute path", c.WorkspaceDir)
+	}
+	if _, err := workspace.ParseBackend(string(c.WorkspaceBackend)); err != nil {
+		return fmt.Errorf("docker provider config: %w", err)
 	}
 	if _, _, err := parseUser(c.User); err != nil {
 		return fmt.Errorf("docker provider config: %w", err)
@@ -133,15 +167,19 @@ type Provider struct {
 	cli      *client.Client
 	cfg      Config
 	uid, gid int
+	ws       *workspace.Manager
+	lock     *instanceLock
 	log      *slog.Logger
 }
 
 var _ sandbox.Provider = (*Provider)(nil)
 
 // New connects to the engine named by the environment (DOCKER_HOST etc.),
-// checks that it answers and that the runner binary exists, and creates
-// cfg.SocketDir.
-func New(ctx context.Context, cfg Config, log *slog.Logger) (*Provider, error) {
+// checks that it answers and that the runner binary exists, creates
+// cfg.SocketDir, sets up workspaces and takes the instance's lock: it
+// fails, naming the holder, when another live gateway has the instance.
+// Close releases what New took.
+func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Provider, retErr error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -166,8 +204,41 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Provider, error) {
 		return nil, fmt.Errorf("%w: ping docker engine at %s: %v (start dockerd or set DOCKER_HOST)",
 			sandbox.ErrUnavailable, cli.DaemonHost(), err)
 	}
+	defer func() {
+		if retErr != nil {
+			cli.Close()
+		}
+	}()
 	log = log.With("provider", "docker", "instance", cfg.Instance)
-	return &Provider{cli: cli, cfg: cfg, uid: uid, gid: gid, log: log}, nil
+	lock, err := lockInstance(ctx, cli, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if retErr != nil {
+			lock.release()
+		}
+	}()
+	ws, err := workspace.Open(ctx, workspace.Options{Root: filepath.Clean(cfg.WorkspaceDir), Backend: cfg.WorkspaceBackend, UID: uid, GID: gid, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	if ws.Durable() {
+		log.Info("workspaces on disk: a sparse ext4 image per sandbox, loop-mounted", "dir", cfg.WorkspaceDir)
+	} else {
+		log.Warn("workspaces in RAM (tmpfs): they count against each sandbox's memory limit and are lost with the container", "reason", ws.Reason())
+	}
+	return &Provider{cli: cli, cfg: cfg, uid: uid, gid: gid, ws: ws, lock: lock, log: log}, nil
+}
+
+// WorkspaceDurable reports whether workspaces are on disk and outlive
+// their container (the loop backend) rather than tmpfs in RAM.
+func (p *Provider) WorkspaceDurable() bool { return p.ws.Durable() }
+
+// WorkspaceBackend reports the workspace backend in use and, for the
+// tmpfs fallback, why.
+func (p *Provider) WorkspaceBackend() (workspace.Backend, string) {
+	return p.ws.Backend(), p.ws.Reason()
 }
 
 // checkRunner returns the absolute path of the runner binary after checking
@@ -220,8 +291,10 @@ func makeSocketRoot(dir string) error {
 	return nil
 }
 
-// Close releases the connection to the engine. Sandboxes keep running.
+// Close releases the instance lock and the connection to the engine.
+// Sandboxes keep running; a later gateway on the instance reconciles them.
 func (p *Provider) Close() error {
+	p.lock.release()
 	return p.cli.Close()
 }
 
