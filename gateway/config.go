@@ -51,6 +51,12 @@ type Config struct {
 	// AllowedOrigins lists browser origins (scheme://host[:port]) allowed
 	// besides the gateway's own; any other Origin gets 403.
 	AllowedOrigins []string
+	// ReconcileInterval is how often the gateway compares its sandboxes
+	// with the provider's and removes what it lost track of (default 1
+	// min); ReconcileGrace is how old an unknown sandbox must be before
+	// that (default 2 min, longer than any create takes).
+	ReconcileInterval time.Duration
+	ReconcileGrace    time.Duration
 }
 
 // WithDefaults returns c with empty fields filled in.
@@ -75,6 +81,14 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.ToolCallsPerMinute == 0 {
 		c.ToolCallsPerMinute = 600
+	}
+	if c.ReconcileInterval == 0 {
+		c.ReconcileInterval = time.Minute
+	}
+	if c.ReconcileGrace == 0 {
+		// Longer than any Create takes (container create 30 s + runner
+		// start 15 s), so a sandbox being made is never taken for an orphan.
+		c.ReconcileGrace = 2 * time.Minute
 	}
 	c.Limits = c.Limits.WithDefaults()
 	return c

@@ -15,6 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	dockerapi "github.com/docker/docker/client"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -67,7 +70,7 @@ func startGatewayWith(t testing.TB, ln net.Listener, mutate func(*gateway.Config
 		t.Fatal(err)
 	}
 	tg := &testGateway{Instance: "t" + randHex(6), VarDir: varDir, ln: ln}
-	t.Cleanup(func() { removeVarDir(t, tg.Instance, varDir) })
+	t.Cleanup(func() { sandboxtest.RemoveDockerInstance(t, tg.Instance, varDir) })
 	tg.start(t, runner, mutate)
 	t.Cleanup(func() { tg.Close() })
 	return tg
@@ -137,12 +140,24 @@ func (tg *testGateway) crash() {
 	})
 }
 
-// containers lists this test gateway's live sandboxes.
+// containers lists this test gateway's containers, in any state, from
+// the engine itself (not through the gateway's provider, which a crashed
+// gateway has closed).
 func (tg *testGateway) containers(t testing.TB) []sandbox.Info {
 	t.Helper()
-	infos, err := tg.Provider.List(t.Context(), sandbox.Filter{})
+	cli, err := dockerapi.NewClientWithOpts(dockerapi.FromEnv, dockerapi.WithAPIVersionNegotiation())
 	if err != nil {
 		t.Fatal(err)
+	}
+	defer cli.Close()
+	cs, err := cli.ContainerList(t.Context(), container.ListOptions{All: true,
+		Filters: filters.NewArgs(filters.Arg("label", docker.LabelInstance+"="+tg.Instance))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	infos := make([]sandbox.Info, len(cs))
+	for i, c := range cs {
+		infos[i] = sandbox.Info{ID: c.Labels[docker.LabelSandbox], ContainerID: c.ID, Session: c.Labels[docker.LabelSession], State: c.State}
 	}
 	return infos
 }

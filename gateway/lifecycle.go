@@ -9,12 +9,6 @@ import (
 	"github.com/sandgate/sandgate/sandbox"
 )
 
-// reconcileGrace is how old an unknown container must be before periodic
-// reconciliation removes it: longer than any Create takes (container
-// create 30 s + runner start 15 s), so a sandbox being made is never
-// taken for an orphan.
-const reconcileGrace = 2 * time.Minute
-
 // sweep removes boxes that were idle too long or outlived their maximum
 // lifetime, and ends their sessions so the session ids stop working too.
 func (m *sandboxes) sweep(ctx context.Context, now time.Time, endSession func(id, reason string)) {
@@ -85,7 +79,7 @@ func (m *sandboxes) reconcileTracked(ctx context.Context, now time.Time) {
 			if err := m.remove(ctx, b); err != nil {
 				m.log.Warn("retry sandbox removal", "sandbox_id", b.id(), "error", err)
 			}
-		case b != nil, pending, now.Sub(info.CreatedAt) < reconcileGrace:
+		case b != nil, pending, now.Sub(info.CreatedAt) < m.cfg.ReconcileGrace:
 			// Ours and live, being created, or too young to judge.
 		default:
 			m.removeOrphan(ctx, info, "untracked")

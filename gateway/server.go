@@ -129,16 +129,12 @@ func (g *Server) onSessionEnd(id, reason string) {
 	g.log.Info("session ended", "session_id", id, "reason", reason)
 }
 
-// reconcileInterval is how often the gateway compares its sandboxes with
-// the provider's, to remove what it lost track of.
-const reconcileInterval = time.Minute
-
 func (g *Server) sweepLoop(ctx context.Context) {
 	// Expiry is enforced to within a quarter of the shorter TTL.
 	interval := min(g.cfg.Limits.IdleTTL/4, g.cfg.Limits.MaxLifetime/4, 30*time.Second)
 	t := time.NewTicker(max(interval, time.Second))
 	defer t.Stop()
-	rt := time.NewTicker(reconcileInterval)
+	rt := time.NewTicker(g.cfg.ReconcileInterval)
 	defer rt.Stop()
 	for {
 		select {

@@ -113,9 +113,10 @@ func TestFaultDockerUnreachable(t *testing.T) {
 
 // proc is a gateway subprocess.
 type proc struct {
-	cmd    *exec.Cmd
-	url    string
-	exited chan struct{}
+	cmd     *exec.Cmd
+	url     string
+	exited  chan struct{}
+	serving chan struct{} // closed when it logs "gateway serving"
 
 	mu     sync.Mutex
 	stderr bytes.Buffer
@@ -131,15 +132,29 @@ func (p *proc) logs() string {
 // startProc starts the binary and waits until it serves.
 func startProc(t *testing.T, bin string, args ...string) *proc {
 	t.Helper()
+	p := launchProc(t, bin, args...)
+	select {
+	case <-p.serving:
+	case <-p.exited:
+		t.Fatalf("gateway exited before serving:\n%s", p.logs())
+	case <-time.After(time.Minute):
+		t.Fatalf("gateway not serving after a minute:\n%s", p.logs())
+	}
+	return p
+}
+
+// launchProc starts the binary and returns at once; it is killed when the
+// test ends.
+func launchProc(t *testing.T, bin string, args ...string) *proc {
+	t.Helper()
 	addr := freeAddr(t)
 	cmd := exec.Command(bin, append([]string{"--auth", "none", "--addr", addr}, args...)...)
 	pr, pw := io.Pipe()
-	p := &proc{cmd: cmd, url: "http://" + addr + "/mcp", exited: make(chan struct{})}
+	p := &proc{cmd: cmd, url: "http://" + addr + "/mcp", exited: make(chan struct{}), serving: make(chan struct{})}
 	cmd.Stderr = pw
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	serving := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(pr)
 		once := sync.Once{}
@@ -148,7 +163,7 @@ func startProc(t *testing.T, bin string, args ...string) *proc {
 			p.stderr.WriteString(sc.Text() + "\n")
 			p.mu.Unlock()
 			if strings.Contains(sc.Text(), "gateway serving") {
-				once.Do(func() { close(serving) })
+				once.Do(func() { close(p.serving) })
 			}
 		}
 	}()
@@ -161,13 +176,6 @@ func startProc(t *testing.T, bin string, args ...string) *proc {
 		cmd.Process.Kill()
 		<-p.exited
 	})
-	select {
-	case <-serving:
-	case <-p.exited:
-		t.Fatalf("gateway exited before serving:\n%s", p.logs())
-	case <-time.After(time.Minute):
-		t.Fatalf("gateway not serving after a minute:\n%s", p.logs())
-	}
 	return p
 }
 
@@ -250,9 +258,9 @@ func TestFaultSIGKILLUnderLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(varDir) })
 	instance := "fault" + randHex(5)
-	args := []string{"--var", varDir, "--instance", instance, "--runner", runner, "--memory", "256MiB",
+	t.Cleanup(func() { sandboxtest.RemoveDockerInstance(t, instance, varDir) })
+	args := []string{"--var", varDir, "--instance", instance, "--runner", runner,
 		"--max-sandboxes", "50", "--calls-per-minute", "100000"}
 	p := startProc(t, bin, args...)
 

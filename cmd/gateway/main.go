@@ -78,12 +78,6 @@ func serve(ctx context.Context, cfg config, stderr io.Writer, log *slog.Logger) 
 	}
 	defer ln.Close()
 
-	store, err := audit.OpenFile(gcfg.AuditPath())
-	if err != nil {
-		return fmt.Errorf("open audit log: %w", err)
-	}
-	defer store.Close()
-
 	provider, err := docker.New(ctx, docker.Config{RunnerPath: cfg.RunnerPath, SocketDir: gcfg.SocketDir(), Image: gcfg.Image,
 		Instance: cfg.Instance, Runtime: cfg.Runtime, WorkspaceDir: filepath.Join(gcfg.VarDir, "workspaces"),
 		Holder: fmt.Sprintf("serving %s, var %s", gcfg.Addr, gcfg.VarDir)}, log)
@@ -91,6 +85,14 @@ func serve(ctx context.Context, cfg config, stderr io.Writer, log *slog.Logger) 
 		return err
 	}
 	defer provider.Close()
+	// After the provider: it waits for the instance's lock, so a restart
+	// that overlaps the old process opens the audit log once the old one
+	// has closed it.
+	store, err := audit.OpenFile(gcfg.AuditPath())
+	if err != nil {
+		return fmt.Errorf("open audit log: %w", err)
+	}
+	defer store.Close()
 	g, err := gateway.New(ctx, gcfg, provider, store, log)
 	if err != nil {
 		return err
