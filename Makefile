@@ -59,6 +59,10 @@ compose: setup images ## run the gateway as a container (deploy/compose.yaml) on
 	@mkdir -p $(BIN) $(SANDGATE_HOME)/var
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/ ./cmd/gateway ./cmd/runner
 	install -D -m 0755 $(BIN)/runner $(SANDGATE_HOME)/bin/runner
+	@# The gateway loop-mounts workspaces under var/ and dockerd must see
+	@# them: compose.yaml mounts var/ rshared, which needs a shared mount.
+	@mountpoint -q $(SANDGATE_HOME)/var || mount --bind $(SANDGATE_HOME)/var $(SANDGATE_HOME)/var
+	@mount --make-shared $(SANDGATE_HOME)/var
 	SANDGATE_HOME=$(SANDGATE_HOME) SANDGATE_PORT=$(SANDGATE_PORT) docker-compose -p sandgate -f deploy/compose.yaml up -d --build
 
 compose-down: ## stop the compose gateway (it removes its sandboxes first)

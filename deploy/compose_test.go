@@ -57,6 +57,12 @@ func TestCompose(t *testing.T) {
 	if n := len(p.sandboxes(t)); n != 1 {
 		t.Fatalf("while the session lives: %d containers labelled %s=%s, want 1", n, docker.LabelInstance, p.instance)
 	}
+	// The containerized gateway made the workspace on disk: an ext4 of
+	// its own, mounted from an image under the var dir.
+	res = s.callTool(t, "run_shell", map[string]any{"command": "stat -f -c %T /workspace; df -B1M --output=size /workspace | tail -1"})
+	if res.IsError || !strings.HasPrefix(res.StructuredContent.Stdout, "ext2/ext3\n") {
+		t.Fatalf("/workspace of a compose sandbox: %+v, want an ext4 file system on disk", res.StructuredContent)
+	}
 
 	// down stops the gateway with SIGTERM: it must end the session and
 	// remove its sandbox before it exits.
@@ -65,6 +71,9 @@ func TestCompose(t *testing.T) {
 	}
 	if left := p.sandboxes(t); len(left) != 0 {
 		t.Fatalf("after down: %d containers labelled %s=%s remain: %v", len(left), docker.LabelInstance, p.instance, left)
+	}
+	if mnts, _ := filepath.Glob(filepath.Join(p.varDir(), "workspaces", "*")); len(mnts) != 0 {
+		t.Fatalf("after down: workspaces left on the host: %v", mnts)
 	}
 	// The audit log lives in the var dir mounted at its host path.
 	rep, err := audit.VerifyFile(gateway.Config{VarDir: p.varDir()}.AuditPath())
@@ -122,6 +131,7 @@ func newProject(t *testing.T) *project {
 	if err := os.Mkdir(p.varDir(), 0o700); err != nil {
 		t.Fatal(err)
 	}
+	shareVarDir(t, p.varDir())
 
 	// The gateway runs as the caller, so that a non-root caller can read
 	// the audit log and remove SANDGATE_HOME. Later entries win over any
@@ -152,6 +162,30 @@ func newProject(t *testing.T) *project {
 		p.removeSandboxes(ctx, t)
 	})
 	return p
+}
+
+// shareVarDir makes dir a shared mount, as `make compose` does, so the
+// workspace mounts the containerized gateway makes reach the host's
+// dockerd (compose.yaml mounts it rshared). Only root can; a non-root
+// gateway falls back to tmpfs workspaces and needs nothing shared, but
+// Docker still refuses rshared on a private mount, so then the test skips.
+func shareVarDir(t *testing.T, dir string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("compose.yaml mounts the var dir rshared, which needs root to set up")
+	}
+	for _, args := range [][]string{{"--bind", dir, dir}, {"--make-shared", dir}} {
+		if out, err := exec.Command("mount", args...).CombinedOutput(); err != nil {
+			t.Fatalf("mount %v: %v\n%s", args, err, out)
+		}
+	}
+	// Registered before the project's teardown, so it runs after
+	// docker-compose down and before the temp dir's removal.
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", "-l", dir).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v\n%s", dir, err, out)
+		}
+	})
 }
 
 // compose runs docker-compose on this project.

@@ -32,7 +32,8 @@ const (
 )
 
 // mkfsPaths are tried in order: a gateway user's PATH often lacks sbin.
-var mkfsPaths = []string{"mkfs.ext4", "/usr/sbin/mkfs.ext4", "/sbin/mkfs.ext4"}
+// mke2fs -t ext4 is what mkfs.ext4 runs.
+var mkfsPaths = []string{"mke2fs", "/usr/sbin/mke2fs", "/sbin/mke2fs"}
 
 // makeImage creates a sparse file of size bytes at path and formats it as
 // ext4 whose root directory belongs to uid:gid.
@@ -57,7 +58,7 @@ func makeImage(ctx context.Context, path string, size int64, uid, gid int) error
 	// -m 0: no blocks reserved for root, the sandbox user gets the whole
 	// size. Lazy init and nodiscard keep formatting from writing (or
 	// trimming) the whole image: the file stays sparse.
-	cmd := exec.CommandContext(ctx, mkfs, "-q", "-F", "-m", "0", "-b", "4096",
+	cmd := exec.CommandContext(ctx, mkfs, "-q", "-F", "-t", "ext4", "-m", "0", "-b", "4096",
 		"-E", fmt.Sprintf("root_owner=%d:%d,lazy_itable_init=1,lazy_journal_init=1,nodiscard", uid, gid),
 		path)
 	cmd.Env = []string{"LC_ALL=C", "PATH=/usr/sbin:/usr/bin:/sbin:/bin"}
@@ -73,7 +74,7 @@ func findMkfs() (string, error) {
 			return path, nil
 		}
 	}
-	return "", errors.New("mkfs.ext4 not found (install e2fsprogs)")
+	return "", errors.New("mke2fs not found (install e2fsprogs)")
 }
 
 // mountImage attaches img to a free loop device and mounts it at mnt.
