@@ -123,7 +123,12 @@ func (c Config) Validate() error {
 	if l.CPUs <= 0 || l.MemoryBytes < 16<<20 || l.Pids < 8 || l.CallTimeout <= 0 {
 		return fmt.Errorf("limits too small: cpus %.2f, memory %d bytes (min 16 MiB), pids %d (min 8), call timeout %s", l.CPUs, l.MemoryBytes, l.Pids, l.CallTimeout)
 	}
-	return nil
+	if l.WorkspaceBytes < 16<<20 {
+		return fmt.Errorf("workspace size %d bytes is below the 16 MiB minimum; raise --workspace-size", l.WorkspaceBytes)
+	}
+	// With a disk workspace; New checks again once it knows whether the
+	// provider's workspaces are in RAM.
+	return checkMemory(l, false)
 }
 
 func isLoopback(host string) bool {

@@ -24,6 +24,12 @@ func TestConfigValidate(t *testing.T) {
 		{"unknown category", func(c *gateway.Config) { c.Categories = []string{"files", "nukes"} }, `unknown tool category "nukes"`},
 		{"unknown tool", func(c *gateway.Config) { c.DisabledTools = []string{"rm_rf"} }, `unknown tool "rm_rf"`},
 		{"tiny memory", func(c *gateway.Config) { c.Limits.MemoryBytes = 1 << 20 }, "limits too small"},
+		// /tmp (256 MiB) + /dev/shm (64) + headroom (128) need 448 MiB.
+		{"tmp leaves the runner no headroom", func(c *gateway.Config) { c.Limits.MemoryBytes = 384 << 20 }, "exceed the memory limit (384 MiB): raise --memory or lower --tmp-size"},
+		{"tmp fits with headroom", func(c *gateway.Config) { c.Limits.MemoryBytes, c.Limits.TmpBytes = 256<<20, 64<<20 }, ""},
+		{"tmp larger than memory", func(c *gateway.Config) { c.Limits.TmpBytes = 1 << 30 }, "/tmp (1 GiB)"},
+		{"tiny workspace", func(c *gateway.Config) { c.Limits.WorkspaceBytes = 1 << 20 }, "--workspace-size"},
+		{"workspace far larger than memory is fine on disk", func(c *gateway.Config) { c.Limits.WorkspaceBytes = 100 << 30 }, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

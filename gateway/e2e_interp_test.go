@@ -43,7 +43,7 @@ func cell(t *testing.T, c *client.Client, code string, extra map[string]any) (in
 
 // TestStatefulInterpreter drives run_code with stateful and
 // interpreter_restart through a real MCP client, the gateway and a real
-// container (256 MiB).
+// container (the default 512 MiB).
 func TestStatefulInterpreter(t *testing.T) {
 	t.Parallel()
 	tg := startGateway(t, nil)
@@ -131,11 +131,11 @@ func TestStatefulInterpreter(t *testing.T) {
 	t.Run("out of memory", func(t *testing.T) {
 		cell(t, c, "y = 1", nil)
 		r, res := cell(t, c, "b = b'x' * (600 << 20)", nil)
-		if !res.IsError || r.ErrorName != "InterpreterDied" || !strings.Contains(r.Error, "out of memory (limit 256 MiB)") {
+		if !res.IsError || r.ErrorName != "InterpreterDied" || !strings.Contains(r.Error, "out of memory (limit 512 MiB)") {
 			t.Fatalf("memory bomb: isError=%v %+v", res.IsError, r)
 		}
 		r, res = cell(t, c, "y", nil)
-		want := "the interpreter died (killed: out of memory (limit 256 MiB)); a new one was started and earlier state is gone"
+		want := "the interpreter died (killed: out of memory (limit 512 MiB)); a new one was started and earlier state is gone"
 		if !res.IsError || !r.Restarted || r.ErrorName != "NameError" || !strings.Contains(r.Message, want) {
 			t.Fatalf("after the OOM: isError=%v %+v", res.IsError, r)
 		}

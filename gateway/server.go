@@ -49,7 +49,7 @@ func New(ctx context.Context, cfg Config, p sandbox.Provider, store AuditStore, 
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if err := checkMemory(cfg.Limits, p); err != nil {
+	if err := checkMemory(cfg.Limits, !workspaceDurable(p)); err != nil {
 		return nil, err
 	}
 	g := &Server{cfg: cfg, log: log, audit: store, limits: newCallLimits(cfg.ToolCallsPerMinute)}
@@ -164,14 +164,20 @@ func (g *Server) Close(ctx context.Context) {
 	_ = g.http.Shutdown(ctx)
 }
 
+// workspaceDurable reports whether p's workspaces are on disk. Providers
+// that do not say are taken to be (the in-process test provider's are
+// plain directories).
+func workspaceDurable(p sandbox.Provider) bool {
+	if d, ok := p.(interface{ WorkspaceDurable() bool }); ok {
+		return d.WorkspaceDurable()
+	}
+	return true
+}
+
 // checkMemory refuses limits under which a sandbox's own files could take
 // the memory its runner needs: /tmp and /dev/shm are tmpfs, and so is
 // /workspace when the provider has no disk workspaces.
-func checkMemory(l sandbox.Limits, p sandbox.Provider) error {
-	tmpfsWorkspace := false
-	if d, ok := p.(interface{ WorkspaceDurable() bool }); ok {
-		tmpfsWorkspace = !d.WorkspaceDurable()
-	}
+func checkMemory(l sandbox.Limits, tmpfsWorkspace bool) error {
 	if err := l.CheckMemory(tmpfsWorkspace); err != nil {
 		hint := "raise --memory or lower --tmp-size"
 		if tmpfsWorkspace {

@@ -85,3 +85,36 @@ func TestInstanceHandedOver(t *testing.T) {
 	}
 	r.p.Close()
 }
+
+// TestTmpfsFallback: with the tmpfs backend (hosts that cannot
+// loop-mount), /workspace is a tmpfs cut to fit the memory limit, the
+// sandbox says its workspace is not durable, and a recreated sandbox
+// starts with an empty workspace.
+func TestTmpfsFallback(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t, docker.Config{WorkspaceBackend: "tmpfs"})
+	if env.p.WorkspaceDurable() {
+		t.Fatal("the tmpfs backend reports durable workspaces")
+	}
+	spec := sandbox.Spec{Owner: "o"}
+	sb, err := env.p.Create(t.Context(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sb.Info().WorkspaceDurable {
+		t.Error("Info().WorkspaceDurable on tmpfs")
+	}
+	want := sandbox.DefaultLimits.WithDefaults().TmpfsWorkspaceBytes()
+	got := execIn(t, env.cli, sb.Info().ContainerID, "stat -f -c %T /workspace; df -B1 --output=size /workspace | tail -1 | tr -d ' '; touch /workspace/f && echo ok")
+	if got != fmt.Sprintf("tmpfs\n%d\nok", want) {
+		t.Fatalf("tmpfs /workspace: %q, want a tmpfs of %d bytes", got, want)
+	}
+	spec.ID = sb.ID()
+	again, err := env.p.Recreate(t.Context(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := execIn(t, env.cli, again.Info().ContainerID, "ls -A /workspace | wc -l"); got != "0" {
+		t.Errorf("recreated tmpfs workspace holds %s entries, want 0", got)
+	}
+}
