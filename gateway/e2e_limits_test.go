@@ -73,12 +73,12 @@ func TestStreamingArrivesBeforeEnd(t *testing.T) {
 // sandbox stays usable afterwards.
 func TestHostileWorkloads(t *testing.T) {
 	t.Parallel()
-	tg := startGateway(t, nil) // 256 MiB, 128 pids
+	tg := startGateway(t, nil) // the default 512 MiB, 128 pids
 	c := legacyClient(t, tg.URL)
 
 	t.Run("memory bomb is reported as OOM", func(t *testing.T) {
 		r, res := shell(t, c, `python3 -c "b = b'x' * (600 << 20); print(len(b))"`, nil)
-		if !res.IsError || !r.OOMKilled || !strings.Contains(r.Message, "out of memory") || !strings.Contains(r.Message, "256 MiB") {
+		if !res.IsError || !r.OOMKilled || !strings.Contains(r.Message, "out of memory") || !strings.Contains(r.Message, "512 MiB") {
 			t.Fatalf("memory bomb: isError=%v %+v", res.IsError, r)
 		}
 	})
