@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -74,13 +75,43 @@ func (b *box) acquire(ctx context.Context) (*protocol.Client, error) {
 	if b.client != nil && b.client.Err() == nil {
 		return b.client, nil
 	}
-	c, err := protocol.Dial(ctx, b.sb.Dial)
+	// The provider's own dial error says whether the sandbox is gone
+	// (sandbox.ErrNotFound); protocol.Dial keeps only its text, so it is
+	// kept beside the protocol error for recoverDead.
+	// A channel, not a variable: the dial may still run in the HTTP
+	// transport's goroutine after Dial has given up on it.
+	dialErr := make(chan error, 1)
+	c, err := protocol.Dial(ctx, func(ctx context.Context) (net.Conn, error) {
+		conn, err := b.sb.Dial(ctx)
+		if err != nil {
+			select {
+			case dialErr <- err:
+			default:
+			}
+		}
+		return conn, err
+	})
 	if err != nil {
-		return nil, err
+		ce := &connectError{err: err}
+		select {
+		case ce.cause = <-dialErr:
+		default:
+		}
+		return nil, ce
 	}
 	b.client = c
 	return c, nil
 }
+
+// connectError is a failed connection to a runner: the protocol's error,
+// whose text the caller sees, and the provider's dial error behind it.
+type connectError struct {
+	err   error // from protocol.Dial
+	cause error // from Sandbox.Dial; nil if the dial itself succeeded
+}
+
+func (e *connectError) Error() string   { return e.err.Error() }
+func (e *connectError) Unwrap() []error { return []error{e.err, e.cause} }
 
 func (b *box) release() {
 	b.touch()

@@ -53,12 +53,18 @@ func isUnresponsive(err error) bool {
 // there, and its result says what was kept. Any other failure is the
 // caller's error.
 func (c *call) recoverDead(ctx context.Context, b *box, gen int, dialErr error) error {
-	why := "stopped answering"
-	if !isUnresponsive(dialErr) {
-		if !c.g.boxes.diedWithin(ctx, b, 2*time.Second) {
-			return fmt.Errorf("connect to sandbox: %w", dialErr)
-		}
+	var why string
+	switch {
+	case isUnresponsive(dialErr):
+		why = "stopped answering"
+	case c.g.boxes.diedWithin(ctx, b, 2*time.Second):
 		why = "died (its container is gone)"
+	case errors.Is(dialErr, sandbox.ErrNotFound):
+		// The container runs but its runner socket is gone (code in the
+		// sandbox can delete it): nothing can ever reach this runner again.
+		why = "cannot be reached (its socket was removed)"
+	default:
+		return fmt.Errorf("connect to sandbox: %w", dialErr)
 	}
 	kept, err := c.g.boxes.replace(ctx, b, gen, c.p, why)
 	if err != nil {

@@ -242,3 +242,34 @@ func TestPeriodicReconcile(t *testing.T) {
 		t.Fatalf("the session's own sandbox after reconciliation: %q", got)
 	}
 }
+
+// TestAdoptedSandboxesAreReplacedOnTheirWorkspace: a restarted gateway
+// adopts its predecessor's sessionless sandboxes; one whose container
+// stopped while no gateway ran, and one whose runner socket the sandbox
+// deleted, are each replaced on their first call, with their files.
+func TestAdoptedSandboxesAreReplacedOnTheirWorkspace(t *testing.T) {
+	t.Parallel()
+	tg := startGateway(t, nil)
+	c := modernClient(t, tg.URL)
+	stopped, unreachable := createSandbox(t, c), createSandbox(t, c)
+	for _, id := range []string{stopped, unreachable} {
+		mustOK(t, "write_file", call(t, c, "write_file", map[string]any{"path": "notes.txt", "content": "kept " + id, "sandbox_id": id}))
+	}
+	mustOK(t, "run_shell", call(t, c, "run_shell", map[string]any{"command": "rm /run/sandgate/runner.sock", "sandbox_id": unreachable}))
+	tg.crash()
+	for _, info := range tg.containers(t) {
+		if info.ID == stopped {
+			if err := hostDocker(t).ContainerKill(t.Context(), info.ContainerID, "KILL"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	tg2 := restart(t, tg)
+	c2 := modernClient(t, tg2.URL) // the same principal: auth is off in these tests
+	for _, id := range []string{stopped, unreachable} {
+		got := text(mustOK(t, "read_file", call(t, c2, "read_file", map[string]any{"path": "notes.txt", "sandbox_id": id})))
+		if !strings.HasSuffix(got, "kept "+id) || !strings.Contains(got, "/workspace was kept") {
+			t.Errorf("sandbox %s after the restart: %q; want its file and a note that it was replaced", id, got)
+		}
+	}
+}
