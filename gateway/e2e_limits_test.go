@@ -32,7 +32,9 @@ func TestStreamingArrivesBeforeEnd(t *testing.T) {
 			data, _ := n.Params.AdditionalFields["data"].(string)
 			logged = append(logged, data)
 		}
-		if n.Method != "notifications/progress" {
+		// The completion (progress == total) follows the output; it is not
+		// part of it.
+		if n.Method != "notifications/progress" || n.Params.AdditionalFields["total"] != nil {
 			return
 		}
 		if msg, _ := n.Params.AdditionalFields["message"].(string); msg != "" {

@@ -2,7 +2,9 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -29,6 +31,9 @@ type output struct {
 	// runner would have flagged itself.
 	over [2]bool
 	sent int
+	// queued counts notifications handed to mcp-go for this call; settle
+	// waits for them.
+	queued int
 	// pending holds a chunk's incomplete trailing UTF-8 sequence per
 	// stream, so a character split across chunks is not mangled.
 	pending [2][]byte
@@ -109,11 +114,87 @@ func (o *output) notify(stream int, text string) {
 	}
 	o.sent += len(text)
 	if o.token != nil {
-		_ = o.srv.SendNotificationToClient(o.ctx, "notifications/progress", map[string]any{
-			"progressToken": o.token, "progress": o.sent, "message": text,
+		o.queue(func() error {
+			return o.srv.SendNotificationToClient(o.ctx, "notifications/progress", map[string]any{
+				"progressToken": o.token, "progress": o.sent, "message": text,
+			})
 		})
 	}
-	_ = o.srv.SendLogMessageToClient(o.ctx, mcp.NewLoggingMessageNotification(mcp.LoggingLevelInfo, logger, text))
+	o.queue(func() error {
+		return o.srv.SendLogMessageToClient(o.ctx, mcp.NewLoggingMessageNotification(mcp.LoggingLevelInfo, logger, text))
+	})
+}
+
+// Bounds on waiting for mcp-go's notification queue (see settle).
+const (
+	notifyPoll = 200 * time.Microsecond
+	notifyWait = 5 * time.Second
+)
+
+// queue hands one notification to mcp-go. Its per-session queue holds
+// 100 and refuses more at once (server.ErrNotificationChannelBlocked), so
+// a fast command on a slow connection would lose output: queue waits for
+// room instead, which slows the call's output down to the client's pace.
+func (o *output) queue(send func() error) {
+	deadline := time.Now().Add(notifyWait)
+	for {
+		err := send()
+		switch {
+		case err == nil:
+			// Possibly filtered by the client's log level rather than
+			// queued; settle then waits for nothing.
+			o.queued++
+			return
+		case !errors.Is(err, server.ErrNotificationChannelBlocked) || time.Now().After(deadline):
+			return
+		}
+		time.Sleep(notifyPoll)
+	}
+}
+
+// pendingNotifications is how many notifications wait in the session's
+// mcp-go queue.
+func (o *output) pendingNotifications() int {
+	if s := server.ClientSessionFromContext(o.ctx); s != nil {
+		return len(s.NotificationChannel())
+	}
+	return 0
+}
+
+// settle returns once every notification of the call has been written to
+// the client, so that the result cannot overtake them. mcp-go (v1.2.1,
+// server/streamable_http.go, handlePost) forwards a request's
+// notifications from a goroutine that takes one off the session's queue
+// and only then locks the response; when the tool handler returns in that
+// window, the response path drains the rest of the queue, writes the
+// result and marks the request done, and the forwarder then drops the
+// notification it holds. So settle first waits for the queue to empty,
+// then queues a final notification and waits for that to be taken: the
+// forwarder handles one at a time, so taking the last one means it has
+// written everything before it. The final one is a completion (progress
+// equal to total, with the status line, or a "sandgate" log record) that
+// may itself be dropped by the same race, harmlessly.
+func (o *output) settle(status string) {
+	if o.srv == nil || o.queued == 0 {
+		return
+	}
+	o.drained()
+	if o.token != nil {
+		done := o.sent + 1 // the exit is the last step
+		_ = o.srv.SendNotificationToClient(o.ctx, "notifications/progress", map[string]any{
+			"progressToken": o.token, "progress": done, "total": done, "message": status,
+		})
+	} else {
+		_ = o.srv.SendLogMessageToClient(o.ctx, mcp.NewLoggingMessageNotification(mcp.LoggingLevelInfo, "sandgate", status))
+	}
+	o.drained()
+}
+
+// drained waits, bounded, until the session's notification queue is empty.
+func (o *output) drained() {
+	for deadline := time.Now().Add(notifyWait); o.pendingNotifications() > 0 && time.Now().Before(deadline); {
+		time.Sleep(notifyPoll)
+	}
 }
 
 // flush appends whatever incomplete sequences remain at the end.

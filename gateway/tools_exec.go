@@ -100,10 +100,12 @@ func (c *call) stream(ctx context.Context, op protocol.Op, params any, timeoutMs
 	raw, err := c.runner.Stream(ctx, op, params, out.event)
 	out.flush()
 	if err != nil {
+		out.settle(err.Error())
 		return nil, err
 	}
 	var r protocol.ExecResult
 	if err := json.Unmarshal(raw, &r); err != nil {
+		out.settle("the runner's result could not be read")
 		return nil, fmt.Errorf("decode %s result: %w", op, err)
 	}
 	o := execOutput{ExitCode: r.ExitCode, Signal: r.Signal, Stdout: out.stdout.String(), Stderr: out.stderr.String(),
@@ -111,6 +113,8 @@ func (c *call) stream(ctx context.Context, op protocol.Op, params any, timeoutMs
 		Canceled: r.Canceled, DurationMs: r.DurationMs, CPUMs: r.CPUMs, MemoryPeakBytes: r.MemoryPeakBytes, Message: r.Message}
 	c.recordExec(o)
 	failed := o.ExitCode != 0 || o.TimedOut || o.OOMKilled || o.Canceled || o.Signal != ""
+	// Every output notification is written before the result (see settle).
+	out.settle(statusLine(o))
 	return structured(o, execText(o), failed), nil
 }
 
@@ -156,6 +160,12 @@ func execText(o execOutput) string {
 	if b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
 		b.WriteString("\n")
 	}
+	b.WriteString(statusLine(o))
+	return b.String()
+}
+
+// statusLine is the last line of the text content: how the command ended.
+func statusLine(o execOutput) string {
 	status := fmt.Sprintf("[exit code %d, %d ms]", o.ExitCode, o.DurationMs)
 	if o.Signal != "" {
 		status = fmt.Sprintf("[killed by %s, %d ms]", o.Signal, o.DurationMs)
@@ -163,6 +173,5 @@ func execText(o execOutput) string {
 	if o.Message != "" {
 		status += " " + o.Message
 	}
-	b.WriteString(status)
-	return b.String()
+	return status
 }
