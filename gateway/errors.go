@@ -23,8 +23,10 @@ func (c *call) errorResult(err error) *mcp.CallToolResult {
 		msg = "the sandbox backend is unavailable (" + msg + "); try again shortly or ask the operator to check the Docker engine"
 	case errors.Is(err, context.DeadlineExceeded):
 		msg = "the call ran out of time: " + msg
+	case errors.As(err, &pe) && pe.Code == protocol.CodeUnresponsive:
+		msg = fmt.Sprintf("the sandbox stopped answering (%s); its next call replaces it with a new container on the same /workspace", pe.Message)
 	case errors.As(err, &pe) && pe.Code == protocol.CodeUnavailable:
-		msg = fmt.Sprintf("lost the connection to the sandbox (%s); if the sandbox died, the session's next call runs in a new one (a sandbox from sandbox_create must be created again)", pe.Message)
+		msg = fmt.Sprintf("lost the connection to the sandbox (%s); if the sandbox died, its next call replaces it with a new container on the same /workspace", pe.Message)
 	}
 	if c.end.Outcome == "" {
 		c.end.Outcome = "error"

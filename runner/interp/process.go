@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/sandgate/sandgate/runner/cgroup"
+	"github.com/sandgate/sandgate/runner/process"
 	"github.com/sandgate/sandgate/runner/protocol"
 )
 
@@ -107,7 +108,9 @@ func (m *Manager) start(ctx context.Context) (*interp, error) {
 	ip.cmd.Stdout, ip.cmd.Stderr = theirs[2], theirs[3]
 	ip.cmd.ExtraFiles = theirs[:2] // fd 3 and fd 4
 	ip.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := ip.cmd.Start(); err != nil {
+	// Cells are user code: the interpreter runs niced, like every process
+	// a call starts (see process.UserNice).
+	if err := process.StartAsUser(ip.cmd.Start); err != nil {
 		closeAll(ip.files)
 		if errors.Is(err, unix.EAGAIN) {
 			return nil, protocol.Errorf(protocol.CodeUnavailable, "start the python interpreter: the sandbox's process limit is reached: end some background processes")

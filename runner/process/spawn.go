@@ -116,7 +116,13 @@ func spawn(c command, withStdin bool) (_ *proc, retErr error) {
 	}
 	resetPeakRSS()
 	p.started = time.Now()
-	p.t, err = reg.spawn(c.id, func() (int, error) { return syscall.ForkExec(c.path, c.argv, attr) })
+	p.t, err = reg.spawn(c.id, func() (pid int, err error) {
+		err = StartAsUser(func() (err error) {
+			pid, err = syscall.ForkExec(c.path, c.argv, attr)
+			return err
+		})
+		return pid, err
+	})
 	if err != nil {
 		return nil, startError(c.argv[0], err)
 	}

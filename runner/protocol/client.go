@@ -25,6 +25,26 @@ const MaxFrameBytes = 96 << 20
 // up and returning the context's error.
 const cancelGrace = 5 * time.Second
 
+// Liveness. Code in a sandbox runs as the runner's uid and can stop it
+// (kill -STOP); a stopped runner keeps its socket open, so without these
+// bounds every call would wait for its own deadline and the sandbox would
+// never be found dead.
+const (
+	// PingInterval is how often a Client checks that its runner answers.
+	PingInterval = 2 * time.Second
+	// PingTimeout is how long a pong may take before the runner counts as
+	// stopped. A healthy runner answers in well under a millisecond; one
+	// whose sandbox exhausts its CPU quota can be throttled for the rest
+	// of a 100 ms CFS period, and a loaded host adds scheduling delay: 4 s
+	// is far above both, and a stopped runner is found within
+	// PingInterval+PingTimeout.
+	PingTimeout = 4 * time.Second
+	// HandshakeTimeout bounds Dial's websocket upgrade whatever the
+	// caller's deadline: a stopped runner's socket still accepts the
+	// connection (the kernel queues it) but nothing answers.
+	HandshakeTimeout = 5 * time.Second
+)
+
 // Client is the gateway's end of one runner connection. It is safe for
 // concurrent use: many requests share the connection, each with its own id.
 type Client struct {
@@ -47,7 +67,9 @@ type Client struct {
 // provider, a unix socket).
 type DialFunc func(ctx context.Context) (net.Conn, error)
 
-// Dial connects to a runner and checks that it speaks Version.
+// Dial connects to a runner and checks that it speaks Version. A runner
+// that does not answer the upgrade within HandshakeTimeout gives a
+// CodeUnresponsive error.
 func Dial(ctx context.Context, dial DialFunc) (*Client, error) {
 	transport := &http.Transport{
 		DialContext:       func(ctx context.Context, _, _ string) (net.Conn, error) { return dial(ctx) },
@@ -55,18 +77,53 @@ func Dial(ctx context.Context, dial DialFunc) (*Client, error) {
 	}
 	header := http.Header{}
 	header.Set(VersionHeader, strconv.Itoa(Version))
-	conn, resp, err := websocket.Dial(ctx, "ws://runner"+Path, &websocket.DialOptions{
+	hctx, cancel := context.WithTimeout(ctx, HandshakeTimeout)
+	defer cancel()
+	conn, resp, err := websocket.Dial(hctx, "ws://runner"+Path, &websocket.DialOptions{
 		HTTPClient: &http.Client{Transport: transport},
 		HTTPHeader: header,
 	})
 	if err != nil {
+		if hctx.Err() != nil && ctx.Err() == nil {
+			return nil, &Error{Code: CodeUnresponsive, Message: fmt.Sprintf("its runner took the connection but did not answer within %s", HandshakeTimeout)}
+		}
 		return nil, dialError(resp, err)
 	}
 	conn.SetReadLimit(MaxFrameBytes)
-	life, cancel := context.WithCancel(context.Background())
-	c := &Client{conn: conn, pending: map[uint64]*call{}, done: make(chan struct{}), life: life, cancel: cancel}
+	life, stop := context.WithCancel(context.Background())
+	c := &Client{conn: conn, pending: map[uint64]*call{}, done: make(chan struct{}), life: life, cancel: stop}
 	go c.readLoop()
+	go c.heartbeat()
 	return c, nil
+}
+
+// heartbeat pings the runner every PingInterval until the connection is
+// lost, and fails the connection, with every request on it, when a pong
+// does not come within PingTimeout. The runner answers pings from its
+// read loop, which runs whatever its handlers are doing.
+func (c *Client) heartbeat() {
+	t := time.NewTicker(PingInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(c.life, PingTimeout)
+		err := c.conn.Ping(ctx)
+		late := ctx.Err() == context.DeadlineExceeded
+		cancel()
+		if late {
+			c.failWith(&Error{Code: CodeUnresponsive, Message: fmt.Sprintf("its runner did not answer a heartbeat within %s", PingTimeout)})
+			_ = c.conn.CloseNow()
+			return
+		}
+		if err != nil {
+			c.fail(fmt.Errorf("heartbeat: %w", err))
+			return
+		}
+	}
 }
 
 // dialError turns a refused upgrade into an error that carries the

@@ -121,12 +121,18 @@ func (c *Client) readLoop() {
 
 // fail records the first connection error and wakes every waiter.
 func (c *Client) fail(cause error) {
+	c.failWith(&Error{Code: CodeUnavailable, Message: "runner connection lost: " + cause.Error()})
+}
+
+// failWith records err as the connection's error unless one is already
+// recorded, and wakes every waiter.
+func (c *Client) failWith(err *Error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.err != nil {
 		return
 	}
-	c.err = &Error{Code: CodeUnavailable, Message: "runner connection lost: " + cause.Error()}
+	c.err = err
 	close(c.done)
 	c.cancel()
 }

@@ -1,0 +1,46 @@
+package process
+
+import (
+	"runtime"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// UserNice is the nice value of every process that runs user code. The
+// runner stays at 0, so in its sandbox's CPU share it outweighs user code
+// about nine to one (CFS weights 1024 against 110): a workload that spins
+// on every CPU it has cannot starve the runner's answers to the gateway,
+// heartbeats included. This is within one sandbox only; other sandboxes
+// are other cgroups and unaffected. User code cannot undo it: lowering a
+// nice value needs CAP_SYS_NICE or an RLIMIT_NICE the sandbox lacks.
+const UserNice = 10
+
+// forks carries fork functions to the niced thread. Linux keeps nice per
+// thread, and a child starts with its forking thread's, so every process
+// started there is born niced: there is no window in which it runs (or
+// forks) at the runner's priority. The runner's other threads keep 0.
+var (
+	forks      = make(chan func())
+	startForks = sync.OnceFunc(func() {
+		go func() {
+			// Locked and never unlocked: the thread is niced for good
+			// and must never run another goroutine.
+			runtime.LockOSThread()
+			_ = unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), UserNice)
+			for f := range forks {
+				f()
+			}
+		}()
+	})
+)
+
+// StartAsUser runs start, which forks a process that will run user code
+// (syscall.ForkExec, exec.Cmd.Start), on the niced thread, so that the
+// process and all it forks run at UserNice.
+func StartAsUser(start func() error) error {
+	startForks()
+	done := make(chan error, 1)
+	forks <- func() { done <- start() }
+	return <-done
+}
