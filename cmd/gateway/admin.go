@@ -25,12 +25,12 @@ func runAdmin(args []string, stdin io.Reader, stdout io.Writer) error {
 	}
 	fs := flag.NewFlagSet(args[0]+" "+args[1], flag.ContinueOnError)
 	fs.SetOutput(stdout)
-	varDir := fs.String("var", env("VAR", "var"), "the gateway's var directory")
+	varDir := fs.String("var", "var", "the gateway's var directory (or SANDGATE_VAR)")
 	switch args[0] + " " + args[1] {
 	case "client add":
 		name := fs.String("name", "", "client name, e.g. ci")
 		scopes := fs.String("scopes", strings.Join(auth.AllScopes, ","), "comma-separated scopes the client may be granted")
-		if err := fs.Parse(args[2:]); err != nil {
+		if err := parseWithEnv(fs, args[2:]); err != nil {
 			return err
 		}
 		if *name == "" {
@@ -48,7 +48,7 @@ func runAdmin(args []string, stdin io.Reader, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "client_id:     %s\nclient_secret: %s\n(the secret is shown once; use the client_credentials grant at the token endpoint)\n", id, secret)
 		return nil
 	case "keys rotate":
-		if err := fs.Parse(args[2:]); err != nil {
+		if err := parseWithEnv(fs, args[2:]); err != nil {
 			return err
 		}
 		kid, err := issuer.RotateKeys(authDir(*varDir))
@@ -59,7 +59,7 @@ func runAdmin(args []string, stdin io.Reader, stdout io.Writer) error {
 		return nil
 	case "user add":
 		tenant := fs.String("tenant", "", "the user's tenant (default: the user name)")
-		if err := fs.Parse(args[2:]); err != nil {
+		if err := parseWithEnv(fs, args[2:]); err != nil {
 			return err
 		}
 		if fs.NArg() != 1 {

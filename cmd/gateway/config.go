@@ -8,12 +8,12 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/sandgate/sandgate/gateway"
 	"github.com/sandgate/sandgate/sandbox"
+	"github.com/sandgate/sandgate/sandbox/workspace"
 )
 
 // config is the gateway binary's whole configuration: the gateway's own
@@ -24,7 +24,10 @@ type config struct {
 	RunnerPath string
 	Instance   string
 	Runtime    string // OCI runtime for sandboxes, e.g. runsc; empty: the engine's default
-	LogLevel   slog.Level
+	// WorkspaceBackend is how sandbox workspaces are stored (see
+	// sandbox/workspace).
+	WorkspaceBackend workspace.Backend
+	LogLevel         slog.Level
 
 	AuthMode              string // embedded, external or none
 	PublicURL             string // the gateway's origin as clients see it
@@ -36,66 +39,69 @@ type config struct {
 	Dev                   bool // dev user on first start; http://localhost client metadata documents
 }
 
-// parseConfig reads flags, each with an environment fallback
-// (SANDGATE_<FLAG> with dashes as underscores).
+// parseConfig reads flags, each with an environment fallback applied
+// through the same parser (see applyEnv).
 func parseConfig(args []string, stderr io.Writer) (config, error) {
 	var c config
 	g := &c.Gateway
 	d := sandbox.DefaultLimits
+	memory, wsSize, tmp := byteSize(d.MemoryBytes), byteSize(d.WorkspaceBytes), byteSize(d.TmpBytes)
+	var images, categories, enable, disable, origins, level string
+	backend := backendFlag(workspace.Auto)
 	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&g.Addr, "addr", env("ADDR", "127.0.0.1:8080"), "listen address (loopback only until authentication is configured)")
-	fs.StringVar(&g.VarDir, "var", env("VAR", "var"), "directory for the audit log and sandbox sockets")
-	fs.StringVar(&g.Image, "image", env("IMAGE", "sandgate/base:latest"), "default sandbox image")
-	images := fs.String("images", env("IMAGES", ""), "comma-separated extra images sandbox_create may ask for")
-	fs.StringVar(&c.RunnerPath, "runner", env("RUNNER", defaultRunner()), "path of the static runner binary to inject into sandboxes")
-	fs.StringVar(&c.Runtime, "runtime", env("RUNTIME", ""), "OCI runtime for sandboxes (e.g. runsc for gVisor, kata-runtime); default: the engine's")
-	fs.StringVar(&c.Instance, "instance", env("INSTANCE", "default"), "name scoping this gateway's containers (reconciliation only touches its own)")
-	fs.Float64Var(&g.Limits.CPUs, "cpus", envFloat("CPUS", d.CPUs), "CPU cores per sandbox")
-	memory := fs.String("memory", env("MEMORY", "512MiB"), "memory per sandbox (also the memory+swap limit)")
-	fs.Int64Var(&g.Limits.Pids, "pids", int64(envFloat("PIDS", float64(d.Pids))), "max processes/threads per sandbox")
-	workspace := fs.String("workspace-size", env("WORKSPACE_SIZE", "1GiB"), "size of each sandbox's /workspace")
-	tmp := fs.String("tmp-size", env("TMP_SIZE", "256MiB"), "size of each sandbox's /tmp")
-	fs.DurationVar(&g.Limits.CallTimeout, "call-timeout", envDuration("CALL_TIMEOUT", d.CallTimeout), "default and maximum wall clock per tool call")
-	fs.DurationVar(&g.Limits.IdleTTL, "idle-ttl", envDuration("IDLE_TTL", d.IdleTTL), "remove a sandbox unused this long")
-	fs.DurationVar(&g.Limits.MaxLifetime, "max-lifetime", envDuration("MAX_LIFETIME", d.MaxLifetime), "remove a sandbox this old")
-	fs.IntVar(&g.MaxSandboxesPerTenant, "max-sandboxes", int(envFloat("MAX_SANDBOXES", 10)), "live sandboxes one tenant may hold")
-	fs.IntVar(&g.ToolCallsPerMinute, "calls-per-minute", int(envFloat("CALLS_PER_MINUTE", 600)), "tool calls one tenant may make per minute")
-	categories := fs.String("tools", env("TOOLS", ""), "comma-separated tool categories to enable (files,exec,code,sandbox,audit,browser; default all)")
-	enable := fs.String("enable-tools", env("ENABLE_TOOLS", ""), "comma-separated tool names; when set only these are served")
-	disable := fs.String("disable-tools", env("DISABLE_TOOLS", ""), "comma-separated tool names to leave out")
-	origins := fs.String("allowed-origins", env("ALLOWED_ORIGINS", ""), "comma-separated browser origins allowed besides the gateway's own")
-	level := fs.String("log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error")
-	fs.StringVar(&c.AuthMode, "auth", env("AUTH", authEmbedded), "authentication: embedded (built-in authorization server), external (tokens from --issuer) or none (loopback only)")
-	fs.StringVar(&c.PublicURL, "public-url", env("PUBLIC_URL", ""), "the gateway's origin as clients reach it (default http://ADDR); the MCP resource is PUBLIC_URL/mcp")
-	fs.StringVar(&c.Issuer, "issuer", env("ISSUER", ""), "external OIDC issuer URL; turns the embedded authorization server off")
-	fs.StringVar(&c.TenantClaim, "tenant-claim", env("TENANT_CLAIM", "sub"), "token claim naming the caller's tenant")
-	fs.StringVar(&c.IntrospectionURL, "introspection-url", env("INTROSPECTION_URL", ""), "RFC 7662 endpoint for opaque tokens (external issuers)")
-	fs.StringVar(&c.IntrospectionClientID, "introspection-client-id", env("INTROSPECTION_CLIENT_ID", ""), "client id for the introspection endpoint")
-	fs.StringVar(&c.IntrospectionSecret, "introspection-client-secret", env("INTROSPECTION_CLIENT_SECRET", ""), "client secret for the introspection endpoint")
-	fs.IntVar(&c.HTTP.MaxConnections, "max-connections", int(envFloat("MAX_CONNECTIONS", 4096)), "client connections served at once; more wait for one to close")
-	fs.DurationVar(&c.HTTP.ReadHeaderTimeout, "read-header-timeout", envDuration("READ_HEADER_TIMEOUT", 10*time.Second), "close a connection whose request headers take longer than this")
-	fs.BoolVar(&c.Dev, "dev", env("DEV", "") == "1", "development mode: create a dev user on first start and accept http://localhost client metadata documents")
+	fs.StringVar(&g.Addr, "addr", "127.0.0.1:8080", "listen address (loopback only until authentication is configured)")
+	fs.StringVar(&g.VarDir, "var", "var", "directory for the audit log, sandbox sockets and workspaces")
+	fs.StringVar(&g.Image, "image", "sandgate/base:latest", "default sandbox image")
+	fs.StringVar(&images, "images", "", "comma-separated extra images sandbox_create may ask for")
+	fs.StringVar(&c.RunnerPath, "runner", defaultRunner(), "path of the static runner binary to inject into sandboxes")
+	fs.StringVar(&c.Runtime, "runtime", "", "OCI runtime for sandboxes (e.g. runsc for gVisor, kata-runtime); default: the engine's")
+	fs.StringVar(&c.Instance, "instance", "default", "name scoping this gateway's containers; one live gateway per instance and engine")
+	fs.Float64Var(&g.Limits.CPUs, "cpus", d.CPUs, "CPU cores per sandbox")
+	fs.Var(&memory, "memory", "memory per sandbox (also the memory+swap limit), e.g. 512MiB")
+	fs.Int64Var(&g.Limits.Pids, "pids", d.Pids, "max processes/threads per sandbox")
+	fs.Var(&wsSize, "workspace-size", "size of each sandbox's /workspace file system on disk, e.g. 4GiB")
+	fs.Var(&backend, "workspace-backend", "how workspaces are stored: auto (disk where the host can loop-mount, else tmpfs), loop or tmpfs")
+	fs.Var(&tmp, "tmp-size", "size of each sandbox's /tmp (tmpfs, counted against --memory), e.g. 256MiB")
+	fs.DurationVar(&g.Limits.CallTimeout, "call-timeout", d.CallTimeout, "default and maximum wall clock per tool call")
+	fs.DurationVar(&g.Limits.IdleTTL, "idle-ttl", d.IdleTTL, "remove a sandbox unused this long")
+	fs.DurationVar(&g.Limits.MaxLifetime, "max-lifetime", d.MaxLifetime, "remove a sandbox this old")
+	fs.IntVar(&g.MaxSandboxesPerTenant, "max-sandboxes", 10, "live sandboxes one tenant may hold")
+	fs.IntVar(&g.ToolCallsPerMinute, "calls-per-minute", 600, "tool calls one tenant may make per minute")
+	fs.StringVar(&categories, "tools", "", "comma-separated tool categories to enable (files,exec,code,sandbox,audit,browser; default all)")
+	fs.StringVar(&enable, "enable-tools", "", "comma-separated tool names; when set only these are served")
+	fs.StringVar(&disable, "disable-tools", "", "comma-separated tool names to leave out")
+	fs.StringVar(&origins, "allowed-origins", "", "comma-separated browser origins allowed besides the gateway's own")
+	fs.StringVar(&level, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&c.AuthMode, "auth", authEmbedded, "authentication: embedded (built-in authorization server), external (tokens from --issuer) or none (loopback only)")
+	fs.StringVar(&c.PublicURL, "public-url", "", "the gateway's origin as clients reach it (default http://ADDR); the MCP resource is PUBLIC_URL/mcp")
+	fs.StringVar(&c.Issuer, "issuer", "", "external OIDC issuer URL; turns the embedded authorization server off")
+	fs.StringVar(&c.TenantClaim, "tenant-claim", "sub", "token claim naming the caller's tenant")
+	fs.StringVar(&c.IntrospectionURL, "introspection-url", "", "RFC 7662 endpoint for opaque tokens (external issuers)")
+	fs.StringVar(&c.IntrospectionClientID, "introspection-client-id", "", "client id for the introspection endpoint")
+	fs.StringVar(&c.IntrospectionSecret, "introspection-client-secret", "", "client secret for the introspection endpoint")
+	fs.IntVar(&c.HTTP.MaxConnections, "max-connections", 4096, "client connections served at once; more wait for one to close")
+	fs.DurationVar(&c.HTTP.ReadHeaderTimeout, "read-header-timeout", 10*time.Second, "close a connection whose request headers take longer than this")
+	fs.BoolVar(&c.Dev, "dev", false, "development mode: create a dev user on first start and accept http://localhost client metadata documents")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: gateway [flags]\n\nEvery flag can also be set as %s<NAME> (dashes as underscores); a flag on the command line wins.\n\n", envPrefix)
+		fs.PrintDefaults()
+	}
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected argument %q; subcommands: audit verify FILE", fs.Arg(0))
 	}
-	var err error
-	if g.Limits.MemoryBytes, err = parseBytes("memory", *memory); err != nil {
+	if err := applyEnv(fs); err != nil {
 		return c, err
 	}
-	if g.Limits.WorkspaceBytes, err = parseBytes("workspace-size", *workspace); err != nil {
-		return c, err
+	g.Limits.MemoryBytes, g.Limits.WorkspaceBytes, g.Limits.TmpBytes = int64(memory), int64(wsSize), int64(tmp)
+	c.WorkspaceBackend = workspace.Backend(backend)
+	if err := c.LogLevel.UnmarshalText([]byte(level)); err != nil {
+		return c, fmt.Errorf("log-level %q: want debug, info, warn or error", level)
 	}
-	if g.Limits.TmpBytes, err = parseBytes("tmp-size", *tmp); err != nil {
-		return c, err
-	}
-	if err := c.LogLevel.UnmarshalText([]byte(*level)); err != nil {
-		return c, fmt.Errorf("log-level %q: want debug, info, warn or error", *level)
-	}
-	g.Images, g.Categories, g.EnabledTools, g.DisabledTools, g.AllowedOrigins = list(*images), list(*categories), list(*enable), list(*disable), list(*origins)
+	g.Images, g.Categories, g.EnabledTools, g.DisabledTools, g.AllowedOrigins = list(images), list(categories), list(enable), list(disable), list(origins)
 	if c.Issuer != "" {
 		if c.AuthMode == authNone {
 			return c, errors.New("--issuer and --auth none contradict each other")
@@ -123,27 +129,6 @@ func defaultRunner() string {
 	return filepath.Join("bin", "runner")
 }
 
-func env(name, def string) string {
-	if v, ok := os.LookupEnv("SANDGATE_" + name); ok {
-		return v
-	}
-	return def
-}
-
-func envFloat(name string, def float64) float64 {
-	if v, err := strconv.ParseFloat(env(name, ""), 64); err == nil {
-		return v
-	}
-	return def
-}
-
-func envDuration(name string, def time.Duration) time.Duration {
-	if v, err := time.ParseDuration(env(name, "")); err == nil {
-		return v
-	}
-	return def
-}
-
 func list(s string) []string {
 	var out []string
 	for _, f := range strings.Split(s, ",") {
@@ -152,25 +137,4 @@ func list(s string) []string {
 		}
 	}
 	return out
-}
-
-// parseBytes reads sizes like 512MiB, 1GiB, 100M or plain bytes.
-func parseBytes(name, s string) (int64, error) {
-	units := []struct {
-		suffix string
-		mult   int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}}
-	for _, u := range units {
-		if n, ok := strings.CutSuffix(s, u.suffix); ok {
-			v, err := strconv.ParseFloat(strings.TrimSpace(n), 64)
-			if err != nil || v <= 0 {
-				break
-			}
-			return int64(v * float64(u.mult)), nil
-		}
-	}
-	if v, err := strconv.ParseInt(s, 10, 64); err == nil && v > 0 {
-		return v, nil
-	}
-	return 0, fmt.Errorf("%s %q: want a size like 512MiB or 1GiB", name, s)
 }

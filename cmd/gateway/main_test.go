@@ -36,15 +36,68 @@ func TestParseConfig(t *testing.T) {
 func TestParseBytes(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]int64{"512MiB": 512 << 20, "1GiB": 1 << 30, "1.5G": 3 << 29, "64K": 64 << 10, "4096": 4096} {
-		if got, err := parseBytes("x", in); err != nil || got != want {
+		if got, err := parseBytes(in); err != nil || got != want {
 			t.Errorf("parseBytes(%q) = %d, %v; want %d", in, got, err, want)
 		}
 	}
 	for _, in := range []string{"", "-1MiB", "0", "ten", "5XB"} {
-		if _, err := parseBytes("x", in); err == nil {
+		if _, err := parseBytes(in); err == nil {
 			t.Errorf("parseBytes(%q) accepted", in)
 		}
 	}
+}
+
+// TestEnvironmentGoesThroughTheFlagParser: every SANDGATE_* value is
+// parsed like its flag; a bad one is an error that names the variable and
+// what it accepts, never a silent default; the command line wins.
+func TestEnvironmentGoesThroughTheFlagParser(t *testing.T) {
+	good := []struct {
+		env, value string
+		check      func(c config) bool
+	}{
+		{"SANDGATE_CALL_TIMEOUT", "20m", func(c config) bool { return c.Gateway.Limits.CallTimeout == 20*time.Minute }},
+		{"SANDGATE_DEV", "true", func(c config) bool { return c.Dev }},
+		{"SANDGATE_DEV", "1", func(c config) bool { return c.Dev }},
+		{"SANDGATE_DEV", "false", func(c config) bool { return !c.Dev }},
+		{"SANDGATE_MEMORY", "1GiB", func(c config) bool { return c.Gateway.Limits.MemoryBytes == 1<<30 }},
+		{"SANDGATE_CPUS", "0.5", func(c config) bool { return c.Gateway.Limits.CPUs == 0.5 }},
+		{"SANDGATE_MAX_SANDBOXES", "3", func(c config) bool { return c.Gateway.MaxSandboxesPerTenant == 3 }},
+		{"SANDGATE_WORKSPACE_BACKEND", "tmpfs", func(c config) bool { return c.WorkspaceBackend == "tmpfs" }},
+		{"SANDGATE_INSTANCE", "blue", func(c config) bool { return c.Instance == "blue" }},
+	}
+	for _, tt := range good {
+		t.Run(tt.env+"="+tt.value, func(t *testing.T) {
+			t.Setenv(tt.env, tt.value)
+			c, err := parseConfig(nil, &bytes.Buffer{})
+			if err != nil || !tt.check(c) {
+				t.Fatalf("%s=%s: err %v, config %+v", tt.env, tt.value, err, c)
+			}
+		})
+	}
+	bad := []struct{ env, value, want string }{
+		{"SANDGATE_CALL_TIMEOUT", "30", "a duration like 30s"},
+		{"SANDGATE_DEV", "yes", "true or false"},
+		{"SANDGATE_MEMORY", "lots", "a size like 512MiB"},
+		{"SANDGATE_PIDS", "many", "a whole number"},
+		{"SANDGATE_CPUS", "one", "a number"},
+		{"SANDGATE_WORKSPACE_BACKEND", "zfs", "auto, loop or tmpfs"},
+	}
+	for _, tt := range bad {
+		t.Run(tt.env+"="+tt.value, func(t *testing.T) {
+			t.Setenv(tt.env, tt.value)
+			_, err := parseConfig(nil, &bytes.Buffer{})
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), tt.env) {
+				t.Fatalf("%s=%s: error %v; want one naming the variable and %q", tt.env, tt.value, err, tt.want)
+			}
+		})
+	}
+	t.Run("the command line wins", func(t *testing.T) {
+		t.Setenv("SANDGATE_CALL_TIMEOUT", "not a duration")
+		c, err := parseConfig([]string{"--call-timeout", "90s"}, &bytes.Buffer{})
+		if err != nil || c.Gateway.Limits.CallTimeout != 90*time.Second {
+			t.Fatalf("flag over a bad environment value: %v, %v", err, c.Gateway.Limits.CallTimeout)
+		}
+	})
 }
 
 func TestRefusesPublicAddressWithoutAuth(t *testing.T) {

@@ -55,7 +55,9 @@ func (c config) Validate() error {
 func parseConfig(args []string) (config, error) {
 	var c config
 	fs := flag.NewFlagSet("runner", flag.ContinueOnError)
-	fs.StringVar(&c.Socket, "socket", os.Getenv("SANDGATE_RUNNER_SOCKET"), "unix socket to serve the runner protocol on")
+	// Flags only, no environment: the runner's environment is the
+	// sandbox's, which its code controls, and the gateway passes both.
+	fs.StringVar(&c.Socket, "socket", "", "unix socket to serve the runner protocol on")
 	fs.StringVar(&c.Workspace, "workspace", "/workspace", "default working directory and base for relative paths")
 	if err := fs.Parse(args); err != nil {
 		return c, err
