@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/runner/protocol"
+	"github.com/sandgate/sandgate/sandbox"
 )
 
 func TestSessionIDs(t *testing.T) {
@@ -135,5 +136,23 @@ func TestCallLimits(t *testing.T) {
 	l.prune(now.Add(10 * time.Minute))
 	if len(l.buckets) != 0 {
 		t.Fatalf("%d idle buckets left after prune", len(l.buckets))
+	}
+}
+
+// TestCallTimeoutIsSentAsConfigured: the gateway sends its own call
+// timeout, whatever its size, as the runner's timeout: --call-timeout 20m
+// means 20 minutes, not the runner's old 10-minute cap.
+func TestCallTimeoutIsSentAsConfigured(t *testing.T) {
+	t.Parallel()
+	cfg := Config{Limits: sandbox.Limits{CallTimeout: 20 * time.Minute}}.WithDefaults()
+	c := &call{g: &Server{cfg: cfg}}
+	for _, tt := range []struct {
+		asked float64
+		want  time.Duration
+	}{{0, 20 * time.Minute}, {30, 30 * time.Second}, {3600, 20 * time.Minute}} {
+		ms, err := c.timeoutMs(tt.asked)
+		if err != nil || time.Duration(ms)*time.Millisecond != tt.want {
+			t.Errorf("timeout %v s with --call-timeout 20m: sent %d ms, %v; want %v", tt.asked, ms, err, tt.want)
+		}
 	}
 }

@@ -23,7 +23,6 @@ var ErrNoPython = errors.New("python3 not found")
 const (
 	defaultWorkspace    = "/workspace"
 	defaultTimeout      = 60 * time.Second // the runner's default call timeout
-	maxTimeoutFactor    = 10
 	defaultGrace        = 3 * time.Second
 	defaultStartTimeout = 20 * time.Second
 	closeWait           = 10 * time.Second
@@ -38,10 +37,10 @@ type Options struct {
 	BaseEnv []string
 	// Python is the interpreter to run; default python3 from PATH.
 	Python string
-	// DefaultTimeout is a cell's timeout when its request gives none;
-	// default 60s. MaxTimeout caps a request's; default ten times that.
+	// DefaultTimeout is a cell's timeout when its request gives none (the
+	// gateway always gives one); default 60s. A requested timeout is
+	// applied as asked: the gateway's limit is the only cap.
 	DefaultTimeout time.Duration
-	MaxTimeout     time.Duration
 	// Grace is how long a timed-out cell has to stop after its interrupt
 	// before the interpreter is killed; default 3s.
 	Grace time.Duration
@@ -92,9 +91,6 @@ func New(opts Options) (*Manager, error) {
 	}
 	if opts.DefaultTimeout <= 0 {
 		opts.DefaultTimeout = defaultTimeout
-	}
-	if opts.MaxTimeout <= 0 {
-		opts.MaxTimeout = maxTimeoutFactor * opts.DefaultTimeout
 	}
 	if opts.Grace <= 0 {
 		opts.Grace = defaultGrace
@@ -245,8 +241,7 @@ func checkLanguage(lang string) error {
 	return protocol.Errorf(protocol.CodeInvalid, "the stateful interpreter runs python only, not %q", lang)
 }
 
-// timeout returns a cell's timeout: the request's, or the default,
-// capped at MaxTimeout.
+// timeout returns a cell's timeout: the request's, or the default.
 func (m *Manager) timeout(ms int64) (time.Duration, error) {
-	return process.Timeout(ms, m.opts.DefaultTimeout, m.opts.MaxTimeout)
+	return process.Timeout(ms, m.opts.DefaultTimeout)
 }

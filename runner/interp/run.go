@@ -23,8 +23,7 @@ const (
 // Run executes one cell in the interpreter, starting one first when there
 // is none (Restarted and Message say so when an earlier one died).
 //
-// The call's timeout (req.TimeoutMs, or DefaultTimeout, at most
-// MaxTimeout) covers its wait for the turn and the cell. When it passes,
+// The call's timeout (req.TimeoutMs, or DefaultTimeout) covers its wait for the turn and the cell. When it passes,
 // or ctx ends, the interpreter gets a SIGINT, which raises
 // KeyboardInterrupt in the cell and keeps the interpreter's state; if the
 // cell has not ended Grace later, the interpreter is killed and a new one

@@ -14,8 +14,6 @@ import (
 const (
 	defaultWorkspace = "/workspace"
 	defaultTimeout   = 60 * time.Second
-	// maxTimeoutFactor sets the default MaxTimeout: ten times the default.
-	maxTimeoutFactor = 10
 	maxRunning       = 64  // background processes running at once
 	maxTracked       = 256 // background processes remembered, running or exited
 	closeWait        = 10 * time.Second
@@ -28,13 +26,11 @@ type Options struct {
 	// request's Env is merged over it. nil means PATH, HOME=Workspace and
 	// LANG=C.UTF-8.
 	BaseEnv []string
-	// DefaultTimeout is the timeout of a Run whose request gives none;
-	// default 60s.
+	// DefaultTimeout is the timeout of a Run whose request gives none
+	// (the gateway always gives one); default 60s. A requested timeout is
+	// applied as asked: the gateway's limit is the only cap. A background
+	// process has none unless its request asks for one.
 	DefaultTimeout time.Duration
-	// MaxTimeout caps a Run's requested timeout; default ten times
-	// DefaultTimeout. A background process's timeout is not capped: it has
-	// none unless its request asks for one.
-	MaxTimeout time.Duration
 	// Accounting, when not nil, reads the container's cgroup before and
 	// after a call to detect OOM kills.
 	Accounting *cgroup.Accounting
@@ -91,9 +87,6 @@ func NewManager(opts Options) *Manager {
 	}
 	if opts.DefaultTimeout <= 0 {
 		opts.DefaultTimeout = defaultTimeout
-	}
-	if opts.MaxTimeout <= 0 {
-		opts.MaxTimeout = maxTimeoutFactor * opts.DefaultTimeout
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sandgate/sandgate/runner/process"
 	"github.com/sandgate/sandgate/runner/protocol"
@@ -48,4 +49,21 @@ func niceOf(t *testing.T, pid int) string {
 	// The command name (field 2) is in parentheses and may hold spaces.
 	rest := string(b[strings.LastIndexByte(string(b), ')')+2:])
 	return strings.Fields(rest)[16]
+}
+
+// TestTimeoutIsTheGatewaysToDecide: a requested timeout is applied as
+// asked, however long; the runner's default only fills in for none.
+func TestTimeoutIsTheGatewaysToDecide(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		ms   int64
+		want time.Duration
+	}{{0, time.Minute}, {1500, 1500 * time.Millisecond}, {20 * 60 * 1000, 20 * time.Minute}, {6 * 3600 * 1000, 6 * time.Hour}} {
+		if got, err := process.Timeout(tt.ms, time.Minute); err != nil || got != tt.want {
+			t.Errorf("Timeout(%d ms) = %v, %v; want %v", tt.ms, got, err, tt.want)
+		}
+	}
+	if _, err := process.Timeout(-1, time.Minute); err == nil {
+		t.Error("a negative timeout was accepted")
+	}
 }

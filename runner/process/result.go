@@ -13,19 +13,22 @@ import (
 
 // runTimeout returns the timeout of a Run.
 func (m *Manager) runTimeout(ms int64) (time.Duration, error) {
-	return Timeout(ms, m.opts.DefaultTimeout, m.opts.MaxTimeout)
+	return Timeout(ms, m.opts.DefaultTimeout)
 }
 
 // Timeout turns a request's timeout_ms into a duration: def when it is 0,
-// capped at max, an error when negative.
-func Timeout(ms int64, def, max time.Duration) (time.Duration, error) {
+// an error when negative, and otherwise exactly what was asked. The
+// gateway decides the limit (its --call-timeout) and sends it with every
+// request; the runner applies it rather than re-deciding a cap of its
+// own, so that one setting is the one limit.
+func Timeout(ms int64, def time.Duration) (time.Duration, error) {
 	switch {
 	case ms < 0:
 		return 0, protocol.Errorf(protocol.CodeInvalid, "timeout_ms must not be negative")
 	case ms == 0:
 		return def, nil
 	}
-	return min(time.Duration(ms)*time.Millisecond, max), nil
+	return time.Duration(ms) * time.Millisecond, nil
 }
 
 // outputCap returns the per-stream output cap of a request.

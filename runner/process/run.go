@@ -26,8 +26,7 @@ const (
 // reaped.
 //
 // The call's lifetime is bounded by three things, whichever comes first:
-// the root's exit, the timeout (req.TimeoutMs, or DefaultTimeout, at most
-// MaxTimeout) and ctx, which the dispatcher cancels on the gateway's cancel
+// the root's exit, the timeout (req.TimeoutMs, or DefaultTimeout) and ctx, which the dispatcher cancels on the gateway's cancel
 // or a dropped connection; Close cancels every Run too. A timeout or a
 // cancellation kills the tree and still returns a result, with TimedOut or
 // Canceled set. An error (a *protocol.Error when the cause is the

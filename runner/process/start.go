@@ -40,7 +40,7 @@ type ended struct {
 // Start starts req in the background and returns at once. Stdin stays
 // open for Write (req.Stdin, if any, is written first); output goes to a
 // bounded log read with Output. req.TimeoutMs, when not 0, kills the tree
-// after that long; it is not capped by MaxTimeout.
+// after that long.
 //
 // The process does not use the context of the request that started it:
 // that request ends as soon as Start returns, and the process must outlive
