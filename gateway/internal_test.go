@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -153,6 +154,31 @@ func TestCallTimeoutIsSentAsConfigured(t *testing.T) {
 		ms, err := c.timeoutMs(tt.asked)
 		if err != nil || time.Duration(ms)*time.Millisecond != tt.want {
 			t.Errorf("timeout %v s with --call-timeout 20m: sent %d ms, %v; want %v", tt.asked, ms, err, tt.want)
+		}
+	}
+}
+
+// TestRunCodeSchemaNamesEveryLanguage keeps run_code's (static) schema
+// description in step with protocol.Languages and their aliases.
+func TestRunCodeSchemaNamesEveryLanguage(t *testing.T) {
+	t.Parallel()
+	raw, err := json.Marshal(codeTools()[0].tool.InputSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema struct {
+		Properties map[string]struct {
+			Description string `json:"description"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(raw, &schema); err != nil {
+		t.Fatal(err)
+	}
+	desc := schema.Properties["language"].Description
+	names := strings.NewReplacer("(", " ", ")", " ", ",", " ").Replace(protocol.LanguageNames())
+	for _, name := range strings.Fields(names) {
+		if !strings.Contains(desc, name) {
+			t.Errorf("run_code's language description %q does not mention %q", desc, name)
 		}
 	}
 }

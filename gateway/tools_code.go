@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -10,7 +9,7 @@ import (
 )
 
 type runCodeArgs struct {
-	Language  string            `json:"language" jsonschema:"python, node or bash."`
+	Language  string            `json:"language" jsonschema:"python, node or bash (also accepted: python3, py, javascript, js, nodejs, sh)."`
 	Code      string            `json:"code" jsonschema:"The program to run."`
 	Timeout   float64           `json:"timeout,omitempty" jsonschema:"Seconds before the program and everything it started are killed (default and maximum: the call timeout). With stateful the cell is interrupted (KeyboardInterrupt) instead and the interpreter keeps its state."`
 	Stdin     string            `json:"stdin,omitempty" jsonschema:"Text for standard input."`
@@ -19,8 +18,6 @@ type runCodeArgs struct {
 	Stateful  bool              `json:"stateful,omitempty" jsonschema:"Python only: run the code in the sandbox's long-lived interpreter, which keeps variables, imports and definitions between calls like notebook cells. Output comes with the result instead of streaming; stdin, env and cwd do not apply."`
 	SandboxID string            `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it in an MCP session to use the session's own sandbox."`
 }
-
-var codeLanguages = []string{"python", "node", "bash"}
 
 func codeTools() []toolDef {
 	return []toolDef{
@@ -36,13 +33,11 @@ func runCode(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	known := false
-	for _, l := range codeLanguages {
-		known = known || l == a.Language
+	lang, err := protocol.ParseLanguage(a.Language)
+	if err != nil {
+		return nil, err
 	}
-	if !known {
-		return nil, fmt.Errorf("language %q is not supported; use one of %v", a.Language, codeLanguages)
-	}
+	a.Language = string(lang)
 	timeout, err := c.timeoutMs(a.Timeout)
 	if err != nil {
 		return nil, err

@@ -55,7 +55,7 @@ func interpRestartTool() toolDef {
 // runStateful runs a run_code call with stateful in the sandbox's
 // interpreter.
 func runStateful(ctx context.Context, c *call, a runCodeArgs, timeoutMs int64) (*mcp.CallToolResult, error) {
-	if a.Language != "python" {
+	if a.Language != string(protocol.Python) {
 		return nil, fmt.Errorf("stateful runs python only; run %s code without stateful", a.Language)
 	}
 	if a.Stdin != "" || len(a.Env) > 0 || a.Cwd != "" {
@@ -91,12 +91,16 @@ func runInterpRestart(ctx context.Context, c *call) (*mcp.CallToolResult, error)
 	if err != nil {
 		return nil, err
 	}
-	if a.Language == "" {
-		a.Language = "python"
+	lang := protocol.Python
+	if a.Language != "" {
+		if lang, err = protocol.ParseLanguage(a.Language); err != nil {
+			return nil, err
+		}
 	}
-	if a.Language != "python" {
+	if lang != protocol.Python {
 		return nil, fmt.Errorf("language %q has no stateful interpreter; only python does", a.Language)
 	}
+	a.Language = string(lang)
 	ctx, cancel := context.WithTimeout(ctx, c.g.cfg.Limits.CallTimeout+interpSlack)
 	defer cancel()
 	var r protocol.InterpResult

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/sandgate/sandgate/runner/process"
@@ -21,16 +20,15 @@ type language struct {
 	env  map[string]string
 }
 
-var languages = map[string]language{
+// languages says how to run each of protocol.Languages; which names
+// exist, and their aliases, is decided there.
+var languages = map[protocol.Language]language{
 	// Unbuffered, so that output streams while the snippet runs instead
 	// of arriving in 4 KiB blocks or at exit.
-	"python": {bins: []string{"python3"}, ext: ".py", env: map[string]string{"PYTHONUNBUFFERED": "1"}},
-	"node":   {bins: []string{"node", "nodejs"}, ext: ".js"},
-	"bash":   {bins: []string{"bash"}, ext: ".sh"},
+	protocol.Python: {bins: []string{"python3"}, ext: ".py", env: map[string]string{"PYTHONUNBUFFERED": "1"}},
+	protocol.Node:   {bins: []string{"node", "nodejs"}, ext: ".js"},
+	protocol.Bash:   {bins: []string{"bash"}, ext: ".sh"},
 }
-
-// aliases are other names clients use for a language.
-var aliases = map[string]string{"python3": "python", "javascript": "node", "js": "node"}
 
 // Run writes req.Code to a file under os.TempDir (removed when Run
 // returns) and runs it with the language's interpreter through m.Run,
@@ -38,13 +36,13 @@ var aliases = map[string]string{"python3": "python", "javascript": "node", "js":
 // CodeInvalid; a language whose interpreter the image lacks is
 // CodeUnsupported.
 func Run(ctx context.Context, m *process.Manager, req protocol.CodeRequest, emit func(protocol.Event)) (protocol.ExecResult, error) {
-	name := strings.ToLower(strings.TrimSpace(req.Language))
-	if a, ok := aliases[name]; ok {
-		name = a
+	name, err := protocol.ParseLanguage(req.Language)
+	if err != nil {
+		return protocol.ExecResult{}, err
 	}
 	lang, ok := languages[name]
-	if !ok {
-		return protocol.ExecResult{}, protocol.Errorf(protocol.CodeInvalid, "unknown language %q; supported: %s", req.Language, supported())
+	if !ok { // a language added to protocol.Languages but not here
+		return protocol.ExecResult{}, protocol.Errorf(protocol.CodeUnsupported, "this runner cannot run %s; rebuild the gateway and the runner from the same source", name)
 	}
 	path, err := writeSnippet(req.Code, lang.ext)
 	if err != nil {
@@ -101,13 +99,4 @@ func withDefaults(env, defaults map[string]string) map[string]string {
 		out[k] = v
 	}
 	return out
-}
-
-func supported() string {
-	names := make([]string, 0, len(languages))
-	for n := range languages {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return strings.Join(names, ", ")
 }

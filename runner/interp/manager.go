@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"strings"
 	"sync"
 	"time"
 
@@ -232,13 +231,17 @@ func (m *Manager) matplotlibDir() (string, error) {
 	return m.mplDir, nil
 }
 
-// checkLanguage accepts python, the only stateful language.
+// checkLanguage accepts python (by any of its names), the only stateful
+// language.
 func checkLanguage(lang string) error {
-	switch strings.ToLower(strings.TrimSpace(lang)) {
-	case "python", "python3":
-		return nil
+	l, err := protocol.ParseLanguage(lang)
+	if err != nil {
+		return err
 	}
-	return protocol.Errorf(protocol.CodeInvalid, "the stateful interpreter runs python only, not %q", lang)
+	if l != protocol.Python {
+		return protocol.Errorf(protocol.CodeInvalid, "the stateful interpreter runs python only, not %s", l)
+	}
+	return nil
 }
 
 // timeout returns a cell's timeout: the request's, or the default.

@@ -21,7 +21,7 @@ type ExecRequest struct {
 // CodeRequest runs a snippet: written to a temp file and executed with the
 // language's interpreter, otherwise exactly like ExecRequest.
 type CodeRequest struct {
-	Language  string            `json:"language"` // python, node or bash
+	Language  string            `json:"language"` // a Language or one of its aliases
 	Code      string            `json:"code"`
 	Cwd       string            `json:"cwd,omitempty"`
 	Env       map[string]string `json:"env,omitempty"`
