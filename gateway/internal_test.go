@@ -162,19 +162,21 @@ func TestCallTimeoutIsSentAsConfigured(t *testing.T) {
 // description in step with protocol.Languages and their aliases.
 func TestRunCodeSchemaNamesEveryLanguage(t *testing.T) {
 	t.Parallel()
-	raw, err := json.Marshal(codeTools()[0].tool.InputSchema)
+	raw, err := json.Marshal(codeTools()[0].tool)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var schema struct {
-		Properties map[string]struct {
-			Description string `json:"description"`
-		} `json:"properties"`
+	var tool struct {
+		InputSchema struct {
+			Properties map[string]struct {
+				Description string `json:"description"`
+			} `json:"properties"`
+		} `json:"inputSchema"`
 	}
-	if err := json.Unmarshal(raw, &schema); err != nil {
+	if err := json.Unmarshal(raw, &tool); err != nil {
 		t.Fatal(err)
 	}
-	desc := schema.Properties["language"].Description
+	desc := tool.InputSchema.Properties["language"].Description
 	names := strings.NewReplacer("(", " ", ")", " ", ",", " ").Replace(protocol.LanguageNames())
 	for _, name := range strings.Fields(names) {
 		if !strings.Contains(desc, name) {

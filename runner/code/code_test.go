@@ -121,8 +121,8 @@ func TestRunErrors(t *testing.T) {
 		code    protocol.Code
 		message string
 	}{
-		{"unknown language", protocol.CodeRequest{Language: "ruby", Code: "puts 1"}, protocol.CodeInvalid, "supported: bash, node, python"},
-		{"no language", protocol.CodeRequest{Code: "1"}, protocol.CodeInvalid, "supported: bash, node, python"},
+		{"unknown language", protocol.CodeRequest{Language: "ruby", Code: "puts 1"}, protocol.CodeInvalid, "use one of " + protocol.LanguageNames()},
+		{"no language", protocol.CodeRequest{Code: "1"}, protocol.CodeInvalid, "use one of " + protocol.LanguageNames()},
 		{"interpreter missing", protocol.CodeRequest{Language: "python", Code: "1"}, protocol.CodeUnsupported, "python3 is not installed"},
 		{"node missing", protocol.CodeRequest{Language: "node", Code: "1"}, protocol.CodeUnsupported, "node or nodejs is not installed"},
 		{"bad cwd", protocol.CodeRequest{Language: "bash", Code: "true", Cwd: "/proc/self"}, protocol.CodeInvalid, "/proc"},
