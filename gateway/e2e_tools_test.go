@@ -117,6 +117,10 @@ func TestToolsEndToEnd(t *testing.T) {
 		if !res.IsError || !strings.Contains(text(res), "python") {
 			t.Fatalf("unknown language: %q", text(res))
 		}
+		// The gateway accepts the aliases the runner does (one list).
+		if r := structuredAs[execResult](t, mustOK(t, "run_code js", call(t, c, "run_code", map[string]any{"language": "js", "code": "console.log(6*7)"}))); r.Stdout != "42\n" {
+			t.Fatalf("run_code js: %+v", r)
+		}
 	})
 
 	t.Run("background", func(t *testing.T) {
