@@ -67,6 +67,12 @@ func (b *box) generation() int {
 func (b *box) acquire(ctx context.Context) (*protocol.Client, error) {
 	b.inUse.Add(1)
 	b.touch()
+	return b.connect(ctx)
+}
+
+// connect returns the runner connection, dialling a new one if there is
+// none or the old one broke.
+func (b *box) connect(ctx context.Context) (*protocol.Client, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.gone {

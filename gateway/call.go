@@ -76,6 +76,13 @@ func (g *Server) handler(d toolDef) server.ToolHandlerFunc {
 		}
 		began := time.Now()
 		res, err := d.run(ctx, c)
+		if err != nil && c.box != nil && retryable(d, err) {
+			// The runner died between attach and the request: replace the
+			// sandbox and run the call once more there.
+			if err = c.reattach(ctx); err == nil {
+				res, err = d.run(ctx, c)
+			}
+		}
 		if err != nil {
 			res = c.errorResult(err)
 		}
@@ -115,6 +122,33 @@ func (c *call) attach(ctx context.Context, args map[string]any) *mcp.CallToolRes
 		}
 	}
 	return nil
+}
+
+// retryable reports whether a call that failed with err may run again on
+// a new connection: when the request never reached the runner nothing ran,
+// and a read-only tool may run twice in any case.
+func retryable(d toolDef, err error) bool {
+	if protocol.NotDelivered(err) {
+		return true
+	}
+	ro := d.tool.Annotations.ReadOnlyHint
+	return ro != nil && *ro && protocol.CodeOf(err) == protocol.CodeUnavailable
+}
+
+// reattach connects the call to its sandbox's runner again after the
+// connection was lost, replacing the sandbox if its runner is dead (see
+// recoverDead); the box is still acquired.
+func (c *call) reattach(ctx context.Context) error {
+	gen := c.box.generation()
+	var err error
+	if c.runner, err = c.box.connect(ctx); err == nil {
+		return nil
+	}
+	if err = c.recoverDead(ctx, c.box, gen, err); err != nil {
+		return err
+	}
+	c.runner, err = c.box.connect(ctx)
+	return err
 }
 
 // finish writes the tool.end record and returns res, or withholds res when

@@ -117,7 +117,7 @@ func TestOAuthFullFlow(t *testing.T) {
 // token with plain form posts and calls tools.
 func TestOAuthClientCredentials(t *testing.T) {
 	t.Parallel()
-	og := startOAuthGateway(t)
+	og := startLocalOAuthGateway(t)
 	id, secret, err := issuer.AddClient(og.AuthDir, "ci", []string{"sandbox:exec", "sandbox:files:read", "sandbox:files:write"})
 	if err != nil {
 		t.Fatal(err)
@@ -142,7 +142,7 @@ func TestOAuthClientCredentials(t *testing.T) {
 // or a sandbox_id learns nothing.
 func TestOAuthPrincipalsAreIsolated(t *testing.T) {
 	t.Parallel()
-	og := startOAuthGateway(t)
+	og := startLocalOAuthGateway(t)
 	tok := func(name string) string {
 		id, secret, err := issuer.AddClient(og.AuthDir, name, []string{"sandbox:exec", "sandbox:files:read"})
 		if err != nil {

@@ -39,7 +39,8 @@ type testGateway struct {
 	Instance  string
 	VarDir    string
 	AuditPath string
-	Provider  *docker.Provider
+	Provider  *docker.Provider   // nil on the local provider
+	Local     *sandboxtest.Local // set instead of Provider by startLocalGateway
 	gw        *gateway.Server
 	srv       *httptest.Server
 	store     *audit.FileSink
@@ -55,6 +56,23 @@ type testGateway struct {
 func startGateway(t testing.TB, mutate func(*gateway.Config)) *testGateway {
 	t.Helper()
 	return startGatewayWith(t, nil, mutate)
+}
+
+// startLocalGateway starts a gateway on the in-process provider
+// (sandboxtest.Local): the real runner as a plain subprocess, no Docker,
+// so it runs in -short mode. For gateway logic that needs no container.
+func startLocalGateway(t testing.TB, mutate func(*gateway.Config)) *testGateway {
+	t.Helper()
+	return startLocalGatewayWith(t, nil, mutate)
+}
+
+// startLocalGatewayWith is startLocalGateway serving on ln.
+func startLocalGatewayWith(t testing.TB, ln net.Listener, mutate func(*gateway.Config)) *testGateway {
+	t.Helper()
+	tg := &testGateway{Instance: "local", VarDir: t.TempDir(), ln: ln, Local: sandboxtest.NewLocal(t)}
+	tg.start(t, "", mutate)
+	t.Cleanup(func() { tg.Close() })
+	return tg
 }
 
 // startGatewayWith starts a gateway serving on ln (a fresh loopback port
@@ -98,11 +116,15 @@ func (tg *testGateway) start(t testing.TB, runner string, mutate func(*gateway.C
 	if tg.store, err = audit.OpenFile(tg.AuditPath); err != nil {
 		t.Fatal(err)
 	}
-	tg.Provider, err = docker.New(ctx, docker.Config{RunnerPath: runner, SocketDir: cfg.SocketDir(), Image: cfg.Image, Instance: tg.Instance}, log)
-	if err != nil {
-		t.Fatal(err)
+	var provider sandbox.Provider = tg.Local
+	if tg.Local == nil {
+		tg.Provider, err = docker.New(ctx, docker.Config{RunnerPath: runner, SocketDir: cfg.SocketDir(), Image: cfg.Image, Instance: tg.Instance}, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		provider = tg.Provider
 	}
-	if tg.gw, err = gateway.New(ctx, cfg, tg.Provider, tg.store, log); err != nil {
+	if tg.gw, err = gateway.New(ctx, cfg, provider, tg.store, log); err != nil {
 		t.Fatal(err)
 	}
 	switch {
@@ -125,7 +147,9 @@ func (tg *testGateway) Close() {
 		tg.srv.Close()
 		tg.gw.Close(ctx)
 		tg.store.Close()
-		tg.Provider.Close()
+		if tg.Provider != nil {
+			tg.Provider.Close()
+		}
 	})
 }
 
@@ -136,7 +160,9 @@ func (tg *testGateway) crash() {
 		tg.srv.CloseClientConnections()
 		tg.srv.Close()
 		tg.store.Close()
-		tg.Provider.Close() // the process is gone, and with it the instance lock
+		if tg.Provider != nil {
+			tg.Provider.Close() // the process is gone, and with it the instance lock
+		}
 	})
 }
 

@@ -37,6 +37,18 @@ type oauthGateway struct {
 
 func startOAuthGateway(t *testing.T) *oauthGateway {
 	t.Helper()
+	return startOAuthGatewayOn(t, startGatewayWith)
+}
+
+// startLocalOAuthGateway is startOAuthGateway on the in-process provider,
+// for what OAuth decides without a container (scopes, isolation).
+func startLocalOAuthGateway(t *testing.T) *oauthGateway {
+	t.Helper()
+	return startOAuthGatewayOn(t, startLocalGatewayWith)
+}
+
+func startOAuthGatewayOn(t *testing.T, start func(testing.TB, net.Listener, func(*gateway.Config)) *testGateway) *oauthGateway {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +58,7 @@ func startOAuthGateway(t *testing.T) *oauthGateway {
 	og := &oauthGateway{Base: base}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	var is *issuer.Server
-	tg := startGatewayWith(t, ln, func(c *gateway.Config) {
+	tg := start(t, ln, func(c *gateway.Config) {
 		og.AuthDir = c.VarDir + "/auth"
 		fetcher := clients.NewMetadataFetcher(clients.FetcherOptions{AllowLocalhost: true})
 		is, err = issuer.New(t.Context(), issuer.Config{Issuer: base, Resources: []string{resourceURI}, Dir: og.AuthDir, DevMode: true,

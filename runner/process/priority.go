@@ -22,18 +22,26 @@ const UserNice = 10
 // forks) at the runner's priority. The runner's other threads keep 0.
 var (
 	forks      = make(chan func())
-	startForks = sync.OnceFunc(func() {
-		go func() {
-			// Locked and never unlocked: the thread is niced for good
-			// and must never run another goroutine.
-			runtime.LockOSThread()
-			_ = unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), UserNice)
-			for f := range forks {
-				f()
-			}
-		}()
-	})
+	startForks = sync.OnceFunc(func() { go forker(0) })
 )
+
+// forker runs fork functions on a thread of its own at UserNice. Locked
+// and never unlocked: the thread is niced for good and must never run
+// another goroutine. Not the main thread, whose nice tools like ps show
+// as the runner's own: a goroutine that finds itself there hands over to
+// a fresh one.
+func forker(tries int) {
+	runtime.LockOSThread()
+	if unix.Gettid() == unix.Getpid() && tries < 10 {
+		runtime.UnlockOSThread()
+		go forker(tries + 1)
+		return
+	}
+	_ = unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), UserNice)
+	for f := range forks {
+		f()
+	}
+}
 
 // StartAsUser runs start, which forks a process that will run user code
 // (syscall.ForkExec, exec.Cmd.Start), on the niced thread, so that the

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -61,7 +62,7 @@ func (c *Client) register(id uint64) (*call, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.err != nil {
-		return nil, c.err
+		return nil, notDelivered{c.err}
 	}
 	cl := &call{notify: make(chan struct{}, 1)}
 	c.pending[id] = cl
@@ -90,7 +91,7 @@ func (c *Client) send(req Request, params any) error {
 	}
 	if err := c.conn.Write(c.life, websocket.MessageText, frame); err != nil {
 		c.fail(fmt.Errorf("write to runner: %w", err))
-		return c.Err()
+		return notDelivered{c.Err()}
 	}
 	return nil
 }
@@ -135,4 +136,18 @@ func (c *Client) failWith(err *Error) {
 	c.err = err
 	close(c.done)
 	c.cancel()
+}
+
+// notDelivered marks the error of a request that never reached the runner:
+// the connection was already lost, or the write failed. Nothing ran.
+type notDelivered struct{ err error }
+
+func (e notDelivered) Error() string { return e.err.Error() }
+func (e notDelivered) Unwrap() error { return e.err }
+
+// NotDelivered reports whether err is that of a request the runner never
+// received, which is therefore safe to send again on a new connection.
+func NotDelivered(err error) bool {
+	var nd notDelivered
+	return errors.As(err, &nd)
 }

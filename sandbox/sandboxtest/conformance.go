@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandgate/sandgate/runner/protocol"
 	"github.com/sandgate/sandgate/sandbox"
 )
 
@@ -84,6 +85,52 @@ func Conformance(t *testing.T, newProvider func(t *testing.T) sandbox.Provider, 
 		t.Parallel()
 		testCancelledCreate(t, newProvider(t), image)
 	})
+	t.Run("RecreateKeepsWorkspace", func(t *testing.T) {
+		t.Parallel()
+		testRecreate(t, newProvider(t), image)
+	})
+}
+
+// testRecreate writes a file through the runner, recreates the sandbox
+// and reads the file back through the new runner; after Remove, Recreate
+// finds nothing.
+func testRecreate(t *testing.T, p sandbox.Provider, image string) {
+	ctx := t.Context()
+	s := spec(image)
+	sb := create(t, p, s)
+	call(t, sb, protocol.OpFileWrite, protocol.WriteRequest{Path: "/workspace/kept.txt", Content: "kept"}, nil)
+	s.ID = sb.ID()
+	again, err := p.Recreate(ctx, s)
+	if err != nil {
+		t.Fatalf("Recreate(%s): %v", s.ID, err)
+	}
+	if again.ID() != sb.ID() || again.Info().Owner != s.Owner {
+		t.Errorf("Recreate gave %+v, want sandbox %s of owner %s", again.Info(), sb.ID(), s.Owner)
+	}
+	var got protocol.ReadResult
+	call(t, again, protocol.OpFileRead, protocol.ReadRequest{Path: "/workspace/kept.txt"}, &got)
+	if again.Info().WorkspaceDurable && got.Content != "kept" {
+		t.Errorf("after Recreate kept.txt = %q, want the file written before", got.Content)
+	}
+	if err := p.Remove(ctx, sb.ID()); err != nil {
+		t.Fatalf("Remove: %v", err)
+	}
+	if _, err := p.Recreate(ctx, s); !errors.Is(err, sandbox.ErrNotFound) {
+		t.Errorf("Recreate after Remove: err = %v, want ErrNotFound", err)
+	}
+}
+
+// call makes one runner request on a new connection to sb.
+func call(t *testing.T, sb sandbox.Sandbox, op protocol.Op, params, result any) {
+	t.Helper()
+	c, err := protocol.Dial(t.Context(), sb.Dial)
+	if err != nil {
+		t.Fatalf("connect to the runner of %s: %v", sb.ID(), err)
+	}
+	defer c.Close()
+	if err := c.Call(t.Context(), op, params, result); err != nil && !(op == protocol.OpFileRead && protocol.CodeOf(err) == protocol.CodeNotFound) {
+		t.Fatalf("%s on %s: %v", op, sb.ID(), err)
+	}
 }
 
 // testLifecycle walks one sandbox through create, get, list, dial, remove.

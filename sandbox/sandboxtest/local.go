@@ -1,0 +1,302 @@
+package sandboxtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sandgate/sandgate/sandbox"
+)
+
+// Local is a sandbox.Provider for tests that runs each sandbox's real
+// runner binary as a plain subprocess serving a unix socket in a temp
+// dir, with a plain directory as its workspace. Gateway logic that needs
+// no container (scopes, audit, quotas, session binding, replacement of a
+// dead runner, timeouts) is tested on it in seconds, without Docker.
+//
+// It isolates nothing: the runner and what it runs are processes of the
+// test's own user on the host. Use it only for tests, with commands a
+// test chooses. Limits other than the call timeout are not applied.
+type Local struct {
+	runner string
+	root   string
+	images []string
+
+	mu    sync.Mutex
+	boxes map[string]*localBox
+}
+
+// localBox is one sandbox: its directory and its current runner process.
+type localBox struct {
+	info sandbox.Info
+	dir  string
+	cmd  *exec.Cmd
+	done chan struct{} // closed when cmd has exited
+}
+
+// LocalImage is the image name Local accepts by default.
+const LocalImage = "sandgate/base:latest"
+
+// localReadyTimeout bounds the wait for a runner to listen.
+const localReadyTimeout = 30 * time.Second
+
+var _ sandbox.Provider = (*Local)(nil)
+
+// NewLocal returns a Local that knows the given image names (LocalImage
+// when none) and removes everything it made when t ends.
+func NewLocal(t testing.TB, images ...string) *Local {
+	t.Helper()
+	if len(images) == 0 {
+		images = []string{LocalImage}
+	}
+	// A short root: socket paths must stay under the unix limit.
+	root, err := os.MkdirTemp("", "sgl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &Local{runner: RunnerBinary(t), root: root, images: images, boxes: map[string]*localBox{}}
+	t.Cleanup(func() {
+		for _, id := range l.ids() {
+			_ = l.Remove(context.Background(), id)
+		}
+		os.RemoveAll(root)
+	})
+	return l
+}
+
+// WorkspaceDurable reports true: a Local workspace is a directory that
+// outlives its runner, as a disk workspace outlives its container.
+func (l *Local) WorkspaceDurable() bool { return true }
+
+// Create starts a runner for spec and returns once it listens.
+func (l *Local) Create(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox, error) {
+	if spec.Image == "" {
+		spec.Image = l.images[0]
+	}
+	if !slices.Contains(l.images, spec.Image) {
+		return nil, fmt.Errorf("%w: local provider knows images %v, not %s", sandbox.ErrImageMissing, l.images, spec.Image)
+	}
+	if spec.ID == "" {
+		spec.ID = randomHex(16)
+	}
+	dir := filepath.Join(l.root, spec.ID)
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create sandbox %s: %w", spec.ID, err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "workspace"), 0o755); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	now := time.Now().UTC()
+	if spec.ExpiresAt.IsZero() {
+		spec.ExpiresAt = now.Add(spec.Limits.WithDefaults().MaxLifetime)
+	}
+	b := &localBox{dir: dir, info: sandbox.Info{ID: spec.ID, Image: spec.Image, Owner: spec.Owner, Session: spec.Session,
+		CreatedAt: now, ExpiresAt: spec.ExpiresAt, WorkspaceDurable: true}}
+	if err := l.start(ctx, b); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("create sandbox %s: %w", spec.ID, err)
+	}
+	l.mu.Lock()
+	l.boxes[spec.ID] = b
+	l.mu.Unlock()
+	return &localHandle{l: l, info: b.info, sock: b.sock()}, nil
+}
+
+// Recreate kills the sandbox's runner, if it still runs, and starts a new
+// one on the same workspace.
+func (l *Local) Recreate(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox, error) {
+	b := l.box(spec.ID)
+	if b == nil {
+		return nil, fmt.Errorf("recreate sandbox %s: %w", spec.ID, sandbox.ErrNotFound)
+	}
+	l.stop(b)
+	fresh := &localBox{dir: b.dir, info: b.info}
+	if err := l.start(ctx, fresh); err != nil {
+		return nil, fmt.Errorf("recreate sandbox %s: %w", spec.ID, err)
+	}
+	l.mu.Lock()
+	l.boxes[spec.ID] = fresh
+	l.mu.Unlock()
+	return &localHandle{l: l, info: fresh.info, sock: fresh.sock()}, nil
+}
+
+// Get returns the sandbox if its runner is running.
+func (l *Local) Get(_ context.Context, id string) (sandbox.Sandbox, error) {
+	b := l.box(id)
+	if b == nil || b.exited() {
+		return nil, fmt.Errorf("get sandbox %s: %w", id, sandbox.ErrNotFound)
+	}
+	return &localHandle{l: l, info: b.info, sock: b.sock()}, nil
+}
+
+// List describes the sandboxes that match filter, oldest first.
+func (l *Local) List(_ context.Context, f sandbox.Filter) ([]sandbox.Info, error) {
+	var out []sandbox.Info
+	for _, id := range l.ids() {
+		b := l.box(id)
+		if b == nil || f.Owner != "" && b.info.Owner != f.Owner || f.Session != "" && b.info.Session != f.Session {
+			continue
+		}
+		info := b.info
+		if b.exited() {
+			info.State = "exited"
+		}
+		out = append(out, info)
+	}
+	slices.SortFunc(out, func(a, b sandbox.Info) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	return out, nil
+}
+
+// Remove stops the runner (and, through its shutdown, what it started)
+// and deletes the sandbox's directory.
+func (l *Local) Remove(_ context.Context, id string) error {
+	l.mu.Lock()
+	b := l.boxes[id]
+	delete(l.boxes, id)
+	l.mu.Unlock()
+	if b == nil {
+		return fmt.Errorf("remove sandbox %s: %w", id, sandbox.ErrNotFound)
+	}
+	l.stop(b)
+	return os.RemoveAll(b.dir)
+}
+
+// Kill SIGKILLs the sandbox's runner, as when its container dies.
+func (l *Local) Kill(id string) error { return l.signal(id, syscall.SIGKILL) }
+
+// Stop SIGSTOPs the sandbox's runner, as sandbox code can; Cont resumes it.
+func (l *Local) Stop(id string) error { return l.signal(id, syscall.SIGSTOP) }
+
+// Cont resumes a runner stopped with Stop.
+func (l *Local) Cont(id string) error { return l.signal(id, syscall.SIGCONT) }
+
+// Workspace is the host directory of the sandbox's workspace.
+func (l *Local) Workspace(id string) string { return filepath.Join(l.root, id, "workspace") }
+
+func (l *Local) signal(id string, sig syscall.Signal) error {
+	b := l.box(id)
+	if b == nil {
+		return fmt.Errorf("signal sandbox %s: %w", id, sandbox.ErrNotFound)
+	}
+	return b.cmd.Process.Signal(sig)
+}
+
+// start runs a runner for b and waits until it listens, or fails.
+func (l *Local) start(ctx context.Context, b *localBox) error {
+	ws := filepath.Join(b.dir, "workspace")
+	tmp := filepath.Join(b.dir, "tmp")
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		return err
+	}
+	_ = os.Remove(b.sock())
+	b.cmd = exec.Command(l.runner, "--socket", b.sock(), "--workspace", ws)
+	b.cmd.Dir = ws
+	// Nothing from the test's environment, as nothing from the host's
+	// enters a real sandbox.
+	b.cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + ws, "LANG=C.UTF-8", "TMPDIR=" + tmp}
+	b.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	b.done = make(chan struct{})
+	if err := b.cmd.Start(); err != nil {
+		return fmt.Errorf("%w: start runner: %v", sandbox.ErrStartFailed, err)
+	}
+	go func() {
+		_ = b.cmd.Wait()
+		close(b.done)
+	}()
+	b.info.ContainerID = fmt.Sprintf("local-%d", b.cmd.Process.Pid)
+	b.info.State = "running"
+	deadline := time.NewTimer(localReadyTimeout)
+	defer deadline.Stop()
+	for {
+		if conn, err := net.Dial("unix", b.sock()); err == nil {
+			conn.Close()
+			return nil
+		}
+		select {
+		case <-b.done:
+			return fmt.Errorf("%w: runner exited before listening", sandbox.ErrStartFailed)
+		case <-ctx.Done():
+			l.stop(b)
+			return ctx.Err()
+		case <-deadline.C:
+			l.stop(b)
+			return fmt.Errorf("%w: runner did not listen within %v", sandbox.ErrStartFailed, localReadyTimeout)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// stop ends b's runner: SIGTERM lets it kill what it started, SIGKILL
+// follows if it does not exit (or is stopped).
+func (l *Local) stop(b *localBox) {
+	if b.cmd == nil || b.exited() {
+		return
+	}
+	_ = b.cmd.Process.Signal(syscall.SIGCONT)
+	_ = b.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-b.done:
+	case <-time.After(5 * time.Second):
+		_ = syscall.Kill(-b.cmd.Process.Pid, syscall.SIGKILL)
+		<-b.done
+	}
+}
+
+func (l *Local) box(id string) *localBox {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.boxes[id]
+}
+
+func (l *Local) ids() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ids := make([]string, 0, len(l.boxes))
+	for id := range l.boxes {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+func (b *localBox) sock() string { return filepath.Join(b.dir, "runner.sock") }
+
+func (b *localBox) exited() bool {
+	select {
+	case <-b.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// localHandle is a sandbox.Sandbox of a Local.
+type localHandle struct {
+	l    *Local
+	info sandbox.Info
+	sock string
+}
+
+func (h *localHandle) ID() string         { return h.info.ID }
+func (h *localHandle) Info() sandbox.Info { return h.info }
+
+func (h *localHandle) Dial(ctx context.Context) (net.Conn, error) {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "unix", h.sock)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) {
+		return nil, fmt.Errorf("dial runner of sandbox %s: %w: %w", h.info.ID, sandbox.ErrNotFound, err)
+	}
+	return conn, err
+}
+
+func (h *localHandle) Destroy(ctx context.Context) error { return h.l.Remove(ctx, h.info.ID) }
