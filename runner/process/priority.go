@@ -22,21 +22,26 @@ const UserNice = 10
 // forks) at the runner's priority. The runner's other threads keep 0.
 var (
 	forks      = make(chan func())
-	startForks = sync.OnceFunc(func() { go forker(0) })
+	startForks = sync.OnceFunc(func() { go forker(make(chan struct{})) })
 )
 
-// forker runs fork functions on a thread of its own at UserNice. Locked
-// and never unlocked: the thread is niced for good and must never run
-// another goroutine. Not the main thread, whose nice tools like ps show
-// as the runner's own: a goroutine that finds itself there hands over to
-// a fresh one.
-func forker(tries int) {
+// forker runs fork functions on a thread of its own at UserNice, and
+// closes locked once it has one. Locked and never unlocked: the thread is
+// niced for good and must never run another goroutine. Not the main
+// thread, whose nice tools like ps show as the runner's own: a goroutine
+// that finds itself there starts another and keeps the main thread
+// locked, so blocked, until that one has a thread elsewhere (otherwise
+// the scheduler would run it next on this very thread).
+func forker(locked chan<- struct{}) {
 	runtime.LockOSThread()
-	if unix.Gettid() == unix.Getpid() && tries < 10 {
+	if unix.Gettid() == unix.Getpid() {
+		next := make(chan struct{})
+		go forker(next)
+		<-next
 		runtime.UnlockOSThread()
-		go forker(tries + 1)
 		return
 	}
+	close(locked)
 	_ = unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), UserNice)
 	for f := range forks {
 		f()

@@ -35,7 +35,7 @@ func TestUserCodeRunsNiced(t *testing.T) {
 		t.Errorf("user code lowered its own nice value: %q", lines[2])
 	}
 	if own := niceOf(t, os.Getpid()); own != "0" {
-		t.Errorf("the runner's own nice is %s, want 0", own)
+		t.Errorf("the runner's own nice (its main thread's) is %s, want 0", own)
 	}
 }
 
