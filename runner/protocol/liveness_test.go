@@ -133,6 +133,10 @@ func TestStoppedRunnerProcess(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
+	// On a busy machine the stop takes effect thread by thread.
+	if err := sandboxtest.WaitStopped(cmd.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
 	err := c.Call(t.Context(), protocol.OpInfo, nil, nil)
 	if protocol.CodeOf(err) != protocol.CodeUnresponsive {
 		t.Fatalf("info on a stopped runner: %v, want CodeUnresponsive", err)

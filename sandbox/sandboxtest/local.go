@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -175,8 +176,44 @@ func (l *Local) Remove(_ context.Context, id string) error {
 // Kill SIGKILLs the sandbox's runner, as when its container dies.
 func (l *Local) Kill(id string) error { return l.signal(id, syscall.SIGKILL) }
 
-// Stop SIGSTOPs the sandbox's runner, as sandbox code can; Cont resumes it.
-func (l *Local) Stop(id string) error { return l.signal(id, syscall.SIGSTOP) }
+// Stop SIGSTOPs the sandbox's runner, as sandbox code can, and returns
+// once every thread of it has stopped: on a busy machine a group stop
+// takes effect only when the kernel gets to run each thread, and until
+// then the runner can still answer. Cont resumes it.
+func (l *Local) Stop(id string) error {
+	if err := l.signal(id, syscall.SIGSTOP); err != nil {
+		return err
+	}
+	return WaitStopped(l.box(id).cmd.Process.Pid)
+}
+
+// WaitStopped returns once every thread of process pid is stopped
+// (SIGSTOP), or an error after a minute.
+func WaitStopped(pid int) error {
+	for deadline := time.Now().Add(time.Minute); !allStopped(pid); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("process %d not stopped after a minute", pid)
+		}
+	}
+	return nil
+}
+
+// allStopped reports whether every thread of pid is in the stopped state.
+func allStopped(pid int) bool {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil || len(tasks) == 0 {
+		return false
+	}
+	for _, task := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, task.Name()))
+		// The state follows the command name, which is in parentheses.
+		i := strings.LastIndexByte(string(b), ')')
+		if err != nil || i < 0 || i+2 >= len(b) || b[i+2] != 'T' {
+			return false
+		}
+	}
+	return true
+}
 
 // Cont resumes a runner stopped with Stop.
 func (l *Local) Cont(id string) error { return l.signal(id, syscall.SIGCONT) }
