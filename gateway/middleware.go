@@ -36,6 +36,10 @@ func (g *Server) mcpMiddleware(next http.Handler) http.Handler {
 			http.Error(w, "Forbidden: foreign Origin "+r.Header.Get("Origin"), http.StatusForbidden)
 			return
 		}
+		if r.Method == http.MethodGet {
+			refuseStandaloneStream(w)
+			return
+		}
 		if r.ContentLength > maxBodyBytes {
 			http.Error(w, fmt.Sprintf("request body of %d bytes is above the %d byte limit", r.ContentLength, maxBodyBytes), http.StatusRequestEntityTooLarge)
 			return
@@ -205,4 +209,17 @@ func sessionIDFrom(ctx context.Context) string {
 		return s.SessionID()
 	}
 	return ""
+}
+
+// refuseStandaloneStream answers GET /mcp with 405, which the MCP spec
+// lets a server use to say it offers no standalone SSE stream. This
+// gateway sends nothing outside a request, and the stream would harm the
+// ones it does send: mcp-go (v1.2.1) feeds a session's GET stream and its
+// POST responses from one notification queue, so a call's output
+// notifications would be split between two HTTP streams and could reach
+// the client out of order, or after the call's result. Without it, every
+// notification of a call travels on that call's own response stream.
+func refuseStandaloneStream(w http.ResponseWriter) {
+	w.Header().Set("Allow", "POST, DELETE")
+	http.Error(w, "this server offers no standalone SSE stream: notifications come on each request's own response (POST)", http.StatusMethodNotAllowed)
 }
