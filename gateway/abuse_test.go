@@ -45,8 +45,10 @@ func startProductionGateway(t *testing.T, opts gateway.HTTPOptions) *testGateway
 	return tg
 }
 
-// abuseClient never waits long: a hang is a failure, not a stuck test.
-var abuseClient = &http.Client{Timeout: 10 * time.Second}
+// abuseClient never waits for ever: a hang is a failure, not a stuck
+// test. The bound is for hangs, not speed: on a loaded 2-core machine
+// with a disk writer beside it, streaming a 90 MiB body in took over 10 s.
+var abuseClient = &http.Client{Timeout: time.Minute}
 
 // reply is what the gateway answered to one raw request.
 type reply struct {
