@@ -11,7 +11,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/docker/docker/client"
@@ -191,7 +190,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Provider, retErr
 	}
 	cfg.RunnerPath = runner
 	cfg.SocketDir = filepath.Clean(cfg.SocketDir)
-	if err := makeSocketRoot(cfg.SocketDir); err != nil {
+	if err := sandbox.MakePrivateDir(cfg.SocketDir, "socket dir"); err != nil {
 		return nil, err
 	}
 
@@ -264,31 +263,6 @@ func checkRunner(path string) (string, error) {
 		return "", fmt.Errorf("check runner binary %s: mode %v is not readable and executable by others; the sandbox user could not start it (chmod 0755)", abs, fi.Mode().Perm())
 	}
 	return abs, nil
-}
-
-// makeSocketRoot creates dir 0700 or checks that an existing dir is a
-// directory of ours that no one else may enter. It never chmods an existing
-// dir: a misconfigured SocketDir=/tmp must fail, not lock the host's /tmp.
-// 0700 is what makes the per-sandbox dirs below safe whatever their own
-// mode: no other host user can reach them.
-func makeSocketRoot(dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("create socket dir %s: %w", dir, err)
-	}
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		return fmt.Errorf("check socket dir %s: %w", dir, err)
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("check socket dir %s: not a directory", dir)
-	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
-		return fmt.Errorf("check socket dir %s: owned by uid %d, not by this process (uid %d); use a dedicated dir", dir, st.Uid, os.Geteuid())
-	}
-	if fi.Mode().Perm()&0o077 != 0 {
-		return fmt.Errorf("check socket dir %s: mode %v lets other users in; use a dedicated dir with mode 0700", dir, fi.Mode().Perm())
-	}
-	return nil
 }
 
 // Close releases the instance lock and the connection to the engine.

@@ -11,7 +11,8 @@ import (
 	"regexp"
 	"slices"
 	"sync"
-	"syscall"
+
+	"github.com/sandgate/sandgate/sandbox"
 )
 
 // Backend names how workspaces are stored.
@@ -84,7 +85,7 @@ func Open(ctx context.Context, opts Options) (*Manager, error) {
 	if !filepath.IsAbs(opts.Root) {
 		return nil, fmt.Errorf("workspace root %q must be an absolute path", opts.Root)
 	}
-	if err := makeRoot(opts.Root); err != nil {
+	if err := sandbox.MakePrivateDir(opts.Root, "workspace root"); err != nil {
 		return nil, err
 	}
 	err := probe(ctx, opts.Root)
@@ -228,26 +229,4 @@ func (m *Manager) List() ([]string, error) {
 	}
 	slices.Sort(ids)
 	return ids, nil
-}
-
-// makeRoot creates root 0700 or checks an existing one is a directory
-// owned by us that others cannot enter.
-func makeRoot(root string) error {
-	if err := os.MkdirAll(root, 0o700); err != nil {
-		return fmt.Errorf("create workspace root %s: %w", root, err)
-	}
-	fi, err := os.Lstat(root)
-	if err != nil {
-		return fmt.Errorf("check workspace root %s: %w", root, err)
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("check workspace root %s: not a directory", root)
-	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
-		return fmt.Errorf("check workspace root %s: owned by uid %d, not by this process (uid %d); use a dedicated dir", root, st.Uid, os.Geteuid())
-	}
-	if fi.Mode().Perm()&0o077 != 0 {
-		return fmt.Errorf("check workspace root %s: mode %v lets other users in; use a dedicated dir with mode 0700", root, fi.Mode().Perm())
-	}
-	return nil
 }
