@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sandgate/sandgate/gateway/egress"
 	"github.com/sandgate/sandgate/runner/protocol"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -25,6 +26,13 @@ type box struct {
 
 	// replacing serialises replacements of a dead sandbox (see replace).
 	replacing sync.Mutex
+
+	// gate is the sandbox's egress policy and counters; it outlives
+	// connections and replaced containers. egress serves its sessions
+	// (nil: no egress sessions, every proxied connection is refused by
+	// the runner for want of a gateway).
+	gate   *egress.Gate
+	egress *egress.Service
 
 	mu     sync.Mutex
 	sb     sandbox.Sandbox // the provider's handle; a replacement swaps it
@@ -106,7 +114,17 @@ func (b *box) connect(ctx context.Context) (*protocol.Client, error) {
 		return nil, ce
 	}
 	b.client = c
+	if b.egress != nil {
+		go b.serveEgress(b.egress, c)
+	}
 	return c, nil
+}
+
+// sandbox returns the provider's current handle.
+func (b *box) sandbox() sandbox.Sandbox {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.sb
 }
 
 // connectError is a failed connection to a runner: the protocol's error,

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/auth/resource"
+	"github.com/sandgate/sandgate/gateway/egress"
 	"github.com/sandgate/sandgate/sandbox"
 )
 
@@ -57,6 +58,22 @@ type Config struct {
 	// that (default 2 min, longer than any create takes).
 	ReconcileInterval time.Duration
 	ReconcileGrace    time.Duration
+	// Egress is what sandboxes may reach through the gateway's egress
+	// proxy; the zero value allows nothing, as a sandbox without network.
+	Egress EgressConfig
+}
+
+// EgressConfig configures sandboxes' network access (package egress).
+type EgressConfig struct {
+	// Policy holds the operator's ceilings and sandbox defaults.
+	Policy egress.Tenants
+	// Limits bound each sandbox's connections; zero fields take
+	// egress.DefaultLimits.
+	Limits egress.Limits
+	// Resolver resolves destinations; nil is the system resolver.
+	Resolver egress.Resolver
+	// Testing holds allowances for tests only; cmd/gateway never sets it.
+	Testing *egress.Testing
 }
 
 // WithDefaults returns c with empty fields filled in.
@@ -91,6 +108,7 @@ func (c Config) WithDefaults() Config {
 		c.ReconcileGrace = 2 * time.Minute
 	}
 	c.Limits = c.Limits.WithDefaults()
+	c.Egress.Limits = c.Egress.Limits.WithDefaults()
 	return c
 }
 
@@ -118,6 +136,9 @@ func (c Config) Validate() error {
 		if !slices.Contains(allToolNames(), name) {
 			return fmt.Errorf("unknown tool %q (known: %s)", name, strings.Join(allToolNames(), ", "))
 		}
+	}
+	if err := c.Egress.Limits.Validate(); err != nil {
+		return err
 	}
 	l := c.Limits
 	if l.CPUs <= 0 || l.MemoryBytes < 16<<20 || l.Pids < 8 || l.CallTimeout <= 0 {

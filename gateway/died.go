@@ -97,7 +97,8 @@ func (m *sandboxes) replace(ctx context.Context, b *box, gen int, p Principal, w
 	b.mu.Unlock()
 
 	start := time.Now()
-	spec := sandbox.Spec{ID: b.id(), Image: old.Image, Limits: m.cfg.Limits, Owner: b.owner, Session: b.session, ExpiresAt: b.expires}
+	spec := sandbox.Spec{ID: b.id(), Image: old.Image, Limits: m.cfg.Limits, Owner: b.owner, Session: b.session,
+		Tenant: b.tenant, Network: b.gate.Allow().Strings(), ExpiresAt: b.expires}
 	sb, err := m.provider.Recreate(context.WithoutCancel(ctx), spec)
 	ev := &audit.Event{Kind: audit.KindSandboxReplace, Principal: p.audit(), Session: b.session, SandboxID: b.id(),
 		Summary: map[string]string{"reason": "runner " + why}, Outcome: audit.OutcomeOK, DurationMs: time.Since(start).Milliseconds()}

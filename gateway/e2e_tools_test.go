@@ -159,7 +159,8 @@ func TestToolsEndToEnd(t *testing.T) {
 
 	t.Run("sandbox_info", func(t *testing.T) {
 		info := structuredAs[map[string]any](t, mustOK(t, "sandbox_info", call(t, c, "sandbox_info", nil)))
-		if info["sandbox_id"] == "" || info["limits"].(map[string]any)["network"] != "none" {
+		network, _ := info["network"].(map[string]any)
+		if info["sandbox_id"] == "" || network == nil || len(network["allow"].([]any)) != 0 || network["proxy"] != "http://127.0.0.1:3128" {
 			t.Fatalf("sandbox_info = %v", info)
 		}
 	})

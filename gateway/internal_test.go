@@ -81,7 +81,7 @@ func TestEnabledTools(t *testing.T) {
 		}
 		return out
 	}
-	if got := names(Config{}); len(got) != 36 {
+	if got := names(Config{}); len(got) != 38 {
 		t.Fatalf("default tool set has %d tools: %v", len(got), got)
 	}
 	got := names(Config{Categories: []string{catFiles}, DisabledTools: []string{"write_file", "edit_file", "make_directory", "move_path", "remove_path"}})

@@ -6,6 +6,8 @@ import (
 	"net"
 	"time"
 
+	"github.com/sandgate/sandgate/gateway/audit"
+	"github.com/sandgate/sandgate/gateway/egress/policy"
 	"github.com/sandgate/sandgate/sandbox"
 )
 
@@ -49,7 +51,14 @@ func (m *sandboxes) reconcile(ctx context.Context) error {
 		if err != nil {
 			sb = stopped{info: info, p: m.provider} // replaced on first use
 		}
-		b := newBox(sb, info.Owner, "", "", info.ExpiresAt)
+		b := newBox(sb, info.Owner, info.Tenant, "", info.ExpiresAt)
+		allow, err := policy.ParseRules(info.Network)
+		if err != nil {
+			// Fail closed: a label this gateway cannot read allows nothing.
+			m.log.Warn("adopted sandbox's network policy unreadable; it gets none", "sandbox_id", info.ID, "error", err)
+			allow = nil
+		}
+		m.attachGate(b, audit.Principal{Issuer: "sandgate", Subject: "owner:" + info.Owner, Tenant: info.Tenant}, allow)
 		m.mu.Lock()
 		m.byID[b.id()] = b
 		m.mu.Unlock()

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/gateway/audit"
+	"github.com/sandgate/sandgate/gateway/egress"
+	"github.com/sandgate/sandgate/gateway/egress/policy"
 	"github.com/sandgate/sandgate/sandbox"
 )
 
@@ -26,6 +28,7 @@ type sandboxes struct {
 	cfg      Config
 	audit    audit.Sink
 	log      *slog.Logger
+	egress   *egress.Service // nil: no egress sessions (unit tests)
 
 	mu        sync.Mutex
 	byID      map[string]*box
@@ -57,7 +60,7 @@ func (m *sandboxes) forSession(ctx context.Context, p Principal, session string)
 			done := make(chan struct{})
 			m.creating[session] = done
 			m.mu.Unlock()
-			b, err := m.create(ctx, p, session, m.cfg.Image)
+			b, err := m.create(ctx, p, session, m.cfg.Image, m.defaultAllow(p.Tenant))
 			m.mu.Lock()
 			delete(m.creating, session)
 			if err == nil {
@@ -89,8 +92,20 @@ func (m *sandboxes) get(p Principal, session, id string) (*box, error) {
 	return b, nil
 }
 
-// create starts a sandbox for p and records it.
-func (m *sandboxes) create(ctx context.Context, p Principal, session, image string) (*box, error) {
+// defaultAllow is the egress allowlist of a sandbox whose creator asked
+// for none.
+func (m *sandboxes) defaultAllow(tenant string) policy.Rules {
+	return m.cfg.Egress.Policy.For(tenant).Default
+}
+
+// attachGate gives b its egress state.
+func (m *sandboxes) attachGate(b *box, who audit.Principal, allow policy.Rules) {
+	b.gate = egress.NewGate(b.id(), b.tenant, who, allow, m.cfg.Egress.Limits)
+	b.egress = m.egress
+}
+
+// create starts a sandbox for p, allowed to reach allow, and records it.
+func (m *sandboxes) create(ctx context.Context, p Principal, session, image string, allow policy.Rules) (*box, error) {
 	release, err := m.reserve(p.Tenant)
 	if err != nil {
 		return nil, err
@@ -99,7 +114,8 @@ func (m *sandboxes) create(ctx context.Context, p Principal, session, image stri
 	now := time.Now()
 	// The id is chosen here, not by the provider, so that reconciliation
 	// knows the container being made is ours before Create returns.
-	spec := sandbox.Spec{ID: newSandboxID(), Image: image, Limits: m.cfg.Limits, Owner: p.Digest(), Session: session, ExpiresAt: now.Add(m.cfg.Limits.MaxLifetime)}
+	spec := sandbox.Spec{ID: newSandboxID(), Image: image, Limits: m.cfg.Limits, Owner: p.Digest(), Session: session,
+		Tenant: p.Tenant, Network: allow.Strings(), ExpiresAt: now.Add(m.cfg.Limits.MaxLifetime)}
 	m.setPending(spec.ID, true)
 	defer m.setPending(spec.ID, false)
 	sb, err := m.provider.Create(ctx, spec)
@@ -112,6 +128,7 @@ func (m *sandboxes) create(ctx context.Context, p Principal, session, image stri
 	}
 	ev.SandboxID, ev.ContainerID = sb.ID(), sb.Info().ContainerID
 	b := newBox(sb, p.Digest(), p.Tenant, session, spec.ExpiresAt)
+	m.attachGate(b, p.audit(), allow)
 	if err := m.audit.Append(ctx, ev); err != nil {
 		// Nothing may run unaudited: without its create record the
 		// sandbox must not exist either.

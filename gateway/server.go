@@ -55,6 +55,7 @@ func New(ctx context.Context, cfg Config, p sandbox.Provider, store AuditStore, 
 	g := &Server{cfg: cfg, log: log, audit: store, limits: newCallLimits(cfg.ToolCallsPerMinute)}
 	var err error
 	g.boxes = newSandboxes(p, cfg, store, log)
+	g.boxes.egress = g.newEgress()
 	g.sessions = newSessions(g.onSessionEnd)
 	if err = g.boxes.reconcile(ctx); err != nil {
 		return nil, fmt.Errorf("reconcile sandboxes at start: %w", err)

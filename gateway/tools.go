@@ -19,9 +19,10 @@ const (
 	catSandbox = "sandbox"
 	catAudit   = "audit"
 	catBrowser = "browser"
+	catNetwork = "network"
 )
 
-var allCategories = []string{catFiles, catExec, catCode, catSandbox, catAudit, catBrowser}
+var allCategories = []string{catFiles, catExec, catCode, catSandbox, catAudit, catBrowser, catNetwork}
 
 // toolDef is one MCP tool: its schema and how to run it.
 type toolDef struct {
@@ -60,6 +61,7 @@ var requiredScopes = map[string][]string{
 	"sandbox_create":  {auth.ScopeExec},
 	"sandbox_info":    {auth.ScopeExec},
 	"sandbox_destroy": {auth.ScopeExec},
+	"sandbox_network": {auth.ScopeExec},
 	"audit_log":       {auth.ScopeAudit},
 
 	"browser_navigate":         {auth.ScopeBrowser},
@@ -80,6 +82,7 @@ var requiredScopes = map[string][]string{
 	"browser_pdf":              {auth.ScopeBrowser},
 
 	"interpreter_restart": {auth.ScopeExec},
+	"http_request":        {auth.ScopeExec},
 }
 
 // toolDefs lists every tool the gateway knows, in tools/list order.
@@ -92,6 +95,7 @@ func toolDefs() []toolDef {
 	defs = append(defs, sandboxTools()...)
 	defs = append(defs, auditTools()...)
 	defs = append(defs, browserTools()...)
+	defs = append(defs, networkTools()...)
 	for i := range defs {
 		d := &defs[i]
 		d.scopes = requiredScopes[d.tool.Name]
@@ -100,9 +104,11 @@ func toolDefs() []toolDef {
 		}
 		d.tool.Description += " Requires scope: " + strings.Join(d.scopes, ", ") + "."
 		a := &d.tool.Annotations
-		// Sandboxes have no network: no tool reaches beyond the sandbox
-		// and the gateway, whatever mcp-go's default says.
-		a.OpenWorldHint = ptr(false)
+		// A sandbox reaches the network only through its egress proxy,
+		// by its allowlist (empty unless the operator allows more): only
+		// the tools made to reach out say they do, whatever mcp-go's
+		// default says.
+		a.OpenWorldHint = ptr(d.category == catNetwork)
 		if a.ReadOnlyHint != nil && *a.ReadOnlyHint {
 			a.IdempotentHint = ptr(true)
 		}

@@ -14,7 +14,12 @@ import (
 )
 
 type sandboxCreateArgs struct {
-	Image string `json:"image,omitempty" jsonschema:"Image to start (default: the gateway's default image). Must be one the operator allowed."`
+	Image   string       `json:"image,omitempty" jsonschema:"Image to start (default: the gateway's default image). Must be one the operator allowed."`
+	Network *networkArgs `json:"network,omitempty" jsonschema:"Network access through the sandbox's egress proxy. Omit it for your tenant's default allowlist; {\"allow\": []} for none."`
+}
+
+type networkArgs struct {
+	Allow []string `json:"allow" jsonschema:"Destinations the sandbox may reach: host (example.com), *.suffix (subdomains), CIDR or IP, each with an optional :port, :lo-hi or :*. Must lie within what the operator allows your tenant."`
 }
 
 type sandboxRefArgs struct {
@@ -31,6 +36,7 @@ type sandboxInfo struct {
 	IdleTTL     string         `json:"idle_ttl"`
 	Limits      map[string]any `json:"limits"`
 	Workspace   workspaceInfo  `json:"workspace"`
+	Network     networkInfo    `json:"network"`
 	Runner      *protocol.Info `json:"runner,omitempty"`
 }
 
@@ -47,10 +53,13 @@ func sandboxTools() []toolDef {
 	return []toolDef{
 		{category: catSandbox, summary: summarize("image"), run: runSandboxCreate,
 			tool: mcp.NewTool("sandbox_create", mcp.WithInputSchema[sandboxCreateArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(false),
-				mcp.WithDescription("Create a new sandbox (a container with no network, its own /workspace and resource limits) and return its sandbox_id. Pass sandbox_id to the other tools to use it. Required for clients without an MCP session."))},
+				mcp.WithDescription("Create a new sandbox (a container with its own /workspace and resource limits, and network only to what its egress allowlist allows) and return its sandbox_id. Pass sandbox_id to the other tools to use it. Required for clients without an MCP session."))},
 		{category: catSandbox, summary: summarize("sandbox_id"), run: runSandboxInfo,
 			tool: mcp.NewTool("sandbox_info", mcp.WithInputSchema[sandboxRefArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
-				mcp.WithDescription("Describe a sandbox: image, limits, expiry, and live resource use (memory, CPU, processes)."))},
+				mcp.WithDescription("Describe a sandbox: image, limits, expiry, network allowlist, and live resource use (memory, CPU, processes, workspace)."))},
+		{category: catSandbox, summary: summarizeNetwork, run: runSandboxNetwork,
+			tool: mcp.NewTool("sandbox_network", mcp.WithInputSchema[sandboxNetworkArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(false),
+				mcp.WithDescription("Show a sandbox's network allowlist, or replace it by passing allow (within what the operator allows your tenant). Programs in the sandbox reach the network only through its proxy (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY are set); new connections follow the new list at once."))},
 		{category: catSandbox, summary: summarize("sandbox_id"), run: runSandboxDestroy,
 			tool: mcp.NewTool("sandbox_destroy", mcp.WithInputSchema[sandboxRefArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
 				mcp.WithDescription("Destroy a sandbox and everything in it: processes, files, workspace."))},
@@ -69,7 +78,13 @@ func runSandboxCreate(ctx context.Context, c *call) (*mcp.CallToolResult, error)
 	if !slices.Contains(c.g.cfg.Images, image) {
 		return nil, fmt.Errorf("image %q is not allowed; choose one of: %s", image, strings.Join(c.g.cfg.Images, ", "))
 	}
-	b, err := c.g.boxes.create(ctx, c.p, c.session, image)
+	allow := c.g.boxes.defaultAllow(c.p.Tenant)
+	if a.Network != nil {
+		if allow, err = c.g.checkAllow(c.p.Tenant, a.Network.Allow); err != nil {
+			return nil, err
+		}
+	}
+	b, err := c.g.boxes.create(ctx, c.p, c.session, image, allow)
 	if err != nil {
 		return nil, err
 	}
@@ -131,9 +146,9 @@ func (c *call) describe(b *box, ri *protocol.Info) sandboxInfo {
 		ws.QuotaBytes, ws.UsedBytes = cmp.Or(ri.WorkspaceSizeBytes, ws.QuotaBytes), ri.WorkspaceUsedBytes
 	}
 	return sandboxInfo{SandboxID: b.id(), Image: inf.Image, ContainerID: inf.ContainerID, CreatedAt: inf.CreatedAt, ExpiresAt: b.expires,
-		IdleTTL: l.IdleTTL.String(), Runner: ri, Workspace: ws,
+		IdleTTL: l.IdleTTL.String(), Runner: ri, Workspace: ws, Network: c.g.networkInfo(b),
 		Limits: map[string]any{"cpus": l.CPUs, "memory_bytes": l.MemoryBytes, "pids": l.Pids, "workspace_bytes": ws.QuotaBytes,
-			"tmp_bytes": l.TmpBytes, "call_timeout_s": l.CallTimeout.Seconds(), "network": "none"}}
+			"tmp_bytes": l.TmpBytes, "call_timeout_s": l.CallTimeout.Seconds()}}
 }
 
 func runSandboxDestroy(ctx context.Context, c *call) (*mcp.CallToolResult, error) {

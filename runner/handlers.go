@@ -6,7 +6,9 @@ import (
 	"io"
 
 	"github.com/sandgate/sandgate/runner/code"
+	"github.com/sandgate/sandgate/runner/egress"
 	"github.com/sandgate/sandgate/runner/files"
+	"github.com/sandgate/sandgate/runner/httpreq"
 	"github.com/sandgate/sandgate/runner/process"
 	"github.com/sandgate/sandgate/runner/protocol"
 )
@@ -35,6 +37,11 @@ type Services struct {
 	Info        func(context.Context) protocol.Info
 	Browser     Browser
 	Interpreter Interpreter
+	// Egress carries the sandbox's proxied connections to the gateway;
+	// nil refuses the gateway's egress upgrade.
+	Egress *egress.Link
+	// HTTP makes http_request's requests through the sandbox's proxy.
+	HTTP *httpreq.Client
 }
 
 // handlers wires every operation to its implementation.
@@ -44,6 +51,9 @@ func handlers(svc Services) registry {
 	r.add(protocol.OpInfo, unary(func(ctx context.Context, _ struct{}) (protocol.Info, error) { return svc.Info(ctx), nil }))
 	if svc.Browser != nil {
 		r.add(protocol.OpBrowser, unary(svc.Browser.Do))
+	}
+	if svc.HTTP != nil {
+		r.add(protocol.OpHTTPRequest, unary(svc.HTTP.Do))
 	}
 	if svc.Interpreter != nil {
 		r.add(protocol.OpInterpRun, unary(svc.Interpreter.Run))

@@ -7,9 +7,11 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/coder/websocket"
 
+	"github.com/sandgate/sandgate/runner/egress"
 	"github.com/sandgate/sandgate/runner/protocol"
 )
 
@@ -17,25 +19,59 @@ import (
 // sandbox; connections come and go (a gateway restart reconnects), while
 // background processes belong to the Server and outlive any connection.
 type Server struct {
-	ops registry
-	log *slog.Logger
+	ops    registry
+	egress *egress.Link
+	log    *slog.Logger
 }
 
 // NewServer returns a Server dispatching to svc.
 func NewServer(svc Services, log *slog.Logger) *Server {
-	return &Server{ops: handlers(svc), log: log}
+	return &Server{ops: handlers(svc), egress: svc.Egress, log: log}
+}
+
+// serveEgress takes over the connection for the gateway's egress session
+// (see protocol.EgressPath) and serves it until it ends.
+func (s *Server) serveEgress(w http.ResponseWriter, r *http.Request) {
+	if s.egress == nil || !strings.EqualFold(r.Header.Get("Upgrade"), protocol.EgressUpgrade) {
+		http.Error(w, "this runner has no egress, or the request is not an egress upgrade", http.StatusBadRequest)
+		return
+	}
+	conn, brw, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		s.log.Warn("take over the egress connection", "error", err)
+		return
+	}
+	if brw.Reader.Buffered() > 0 {
+		// The gateway waits for the 101 before it speaks; bytes here
+		// mean a confused peer.
+		conn.Close()
+		return
+	}
+	_, err = fmt.Fprintf(conn, "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: %s\r\n%s: %d\r\n\r\n",
+		protocol.EgressUpgrade, protocol.VersionHeader, protocol.Version)
+	if err != nil {
+		conn.Close()
+		return
+	}
+	if err := s.egress.Serve(conn); err != nil {
+		s.log.Warn("egress session", "error", err)
+	}
 }
 
 // ServeHTTP upgrades a request on protocol.Path to a websocket after
 // checking the protocol version, then serves it until it closes.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != protocol.Path {
+	if r.URL.Path != protocol.Path && r.URL.Path != protocol.EgressPath {
 		http.NotFound(w, r)
 		return
 	}
 	w.Header().Set(protocol.VersionHeader, strconv.Itoa(protocol.Version))
 	if got := r.Header.Get(protocol.VersionHeader); got != strconv.Itoa(protocol.Version) {
 		http.Error(w, fmt.Sprintf("protocol version mismatch: runner speaks %d, gateway asked for %q; rebuild the gateway and the runner from the same source (make build)", protocol.Version, got), http.StatusUpgradeRequired)
+		return
+	}
+	if r.URL.Path == protocol.EgressPath {
+		s.serveEgress(w, r)
 		return
 	}
 	// The socket is only reachable by the gateway, which sends no Origin;

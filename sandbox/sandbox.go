@@ -51,6 +51,13 @@ type Spec struct {
 	Owner string
 	// Session is the MCP session id that owns the sandbox, if any.
 	Session string
+	// Tenant is the owner's tenant, kept so that quotas and the egress
+	// ceiling still apply after a gateway restart.
+	Tenant string
+	// Network is the sandbox's egress allowlist as rule strings (empty:
+	// no network), kept so that a restarted gateway or a replaced runner
+	// applies the same policy. The provider stores it, never reads it.
+	Network []string
 	// ExpiresAt is when the sandbox must be gone at the latest (max
 	// lifetime); stored as a label so a restarted gateway can enforce it.
 	ExpiresAt time.Time
@@ -130,6 +137,8 @@ type Info struct {
 	Image       string    `json:"image"`
 	Owner       string    `json:"owner"`
 	Session     string    `json:"session,omitempty"`
+	Tenant      string    `json:"tenant,omitempty"`
+	Network     []string  `json:"network,omitempty"`
 	CreatedAt   time.Time `json:"created_at"`
 	ExpiresAt   time.Time `json:"expires_at"`
 	State       string    `json:"state"` // provider's word: "running", "exited", ...

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/gateway"
+	"github.com/sandgate/sandgate/gateway/egress"
 	"github.com/sandgate/sandgate/sandbox"
 	"github.com/sandgate/sandgate/sandbox/workspace"
 )
@@ -47,6 +48,9 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	d := sandbox.DefaultLimits
 	memory, wsSize, tmp := byteSize(d.MemoryBytes), byteSize(d.WorkspaceBytes), byteSize(d.TmpBytes)
 	var images, categories, enable, disable, origins, level string
+	var egressAllow, egressPolicy string
+	el := egress.DefaultLimits
+	egressBytes := byteSize(el.BytesPerMinute)
 	backend := backendFlag(workspace.Auto)
 	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -68,10 +72,15 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&g.Limits.MaxLifetime, "max-lifetime", d.MaxLifetime, "remove a sandbox this old")
 	fs.IntVar(&g.MaxSandboxesPerTenant, "max-sandboxes", 10, "live sandboxes one tenant may hold")
 	fs.IntVar(&g.ToolCallsPerMinute, "calls-per-minute", 600, "tool calls one tenant may make per minute")
-	fs.StringVar(&categories, "tools", "", "comma-separated tool categories to enable (files,exec,code,sandbox,audit,browser; default all)")
+	fs.StringVar(&categories, "tools", "", "comma-separated tool categories to enable (files,exec,code,sandbox,audit,browser,network; default all)")
 	fs.StringVar(&enable, "enable-tools", "", "comma-separated tool names; when set only these are served")
 	fs.StringVar(&disable, "disable-tools", "", "comma-separated tool names to leave out")
 	fs.StringVar(&origins, "allowed-origins", "", "comma-separated browser origins allowed besides the gateway's own")
+	fs.StringVar(&egressAllow, "egress-allow", "", "comma-separated destinations every tenant's sandboxes may reach through the egress proxy (host, *.suffix, CIDR, each with optional :port); default none")
+	fs.StringVar(&egressPolicy, "egress-policy", "", "JSON file of per-tenant egress ceilings and sandbox defaults (see README); its \"default\" replaces --egress-allow")
+	fs.IntVar(&g.Egress.Limits.MaxConns, "egress-max-conns", el.MaxConns, "open egress connections per sandbox")
+	fs.Var(&egressBytes, "egress-bytes-per-minute", "egress bytes (both directions) per sandbox per minute, e.g. 4GiB")
+	fs.DurationVar(&g.Egress.Limits.IdleTimeout, "egress-idle-timeout", el.IdleTimeout, "close an egress connection idle this long")
 	fs.StringVar(&level, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.AuthMode, "auth", authEmbedded, "authentication: embedded (built-in authorization server), external (tokens from --issuer) or none (loopback only)")
 	fs.StringVar(&c.PublicURL, "public-url", "", "the gateway's origin as clients reach it (default http://ADDR); the MCP resource is PUBLIC_URL/mcp")
@@ -87,7 +96,8 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 		fmt.Fprintf(stderr, "Usage: gateway [flags]\n\nEvery flag can also be set as %s<NAME> (dashes as underscores); a flag on the command line wins.\n\n", envPrefix)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	var err error
+	if err = fs.Parse(args); err != nil {
 		return c, err
 	}
 	if fs.NArg() > 0 {
@@ -98,6 +108,10 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	}
 	g.Limits.MemoryBytes, g.Limits.WorkspaceBytes, g.Limits.TmpBytes = int64(memory), int64(wsSize), int64(tmp)
 	c.WorkspaceBackend = workspace.Backend(backend)
+	g.Egress.Limits.BytesPerMinute = int64(egressBytes)
+	if g.Egress.Policy, err = egressTenants(egressAllow, egressPolicy); err != nil {
+		return c, err
+	}
 	if err := c.LogLevel.UnmarshalText([]byte(level)); err != nil {
 		return c, fmt.Errorf("log-level %q: want debug, info, warn or error", level)
 	}
@@ -137,4 +151,24 @@ func list(s string) []string {
 		}
 	}
 	return out
+}
+
+// egressTenants builds the egress policy from --egress-allow and
+// --egress-policy.
+func egressTenants(allow, file string) (egress.Tenants, error) {
+	var t egress.Tenants
+	if file != "" {
+		var err error
+		if t, err = egress.LoadTenants(file); err != nil {
+			return t, fmt.Errorf("--egress-policy: %w", err)
+		}
+	}
+	if allow != "" && len(t.Deployment.Ceiling) == 0 {
+		p, err := egress.NewTenantPolicy(list(allow), nil)
+		if err != nil {
+			return t, fmt.Errorf("--egress-allow: %w", err)
+		}
+		t.Deployment = p
+	}
+	return t, nil
 }

@@ -22,15 +22,26 @@ import (
 	"github.com/sandgate/sandgate/runner"
 	"github.com/sandgate/sandgate/runner/browser"
 	"github.com/sandgate/sandgate/runner/cgroup"
+	"github.com/sandgate/sandgate/runner/egress"
 	"github.com/sandgate/sandgate/runner/files"
+	"github.com/sandgate/sandgate/runner/httpreq"
 	"github.com/sandgate/sandgate/runner/interp"
 	"github.com/sandgate/sandgate/runner/process"
+	"github.com/sandgate/sandgate/runner/proxy"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	if err := run(ctx, os.Args[1:]); err != nil {
+	args := os.Args[1:]
+	if len(args) > 0 && args[0] == "connect" {
+		if err := runConnect(ctx, args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
+			fmt.Fprintln(os.Stderr, "runner connect:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if err := run(ctx, args); err != nil {
 		fmt.Fprintln(os.Stderr, "runner:", err)
 		os.Exit(1)
 	}
@@ -40,6 +51,10 @@ func main() {
 type config struct {
 	Socket    string
 	Workspace string
+	// ProxyListen is where the sandbox's egress proxy listens. Inside a
+	// container it is the fixed, documented 127.0.0.1:3128; tests that
+	// run the runner on the host pass port 0.
+	ProxyListen string
 }
 
 func (c config) Validate() error {
@@ -59,6 +74,7 @@ func parseConfig(args []string) (config, error) {
 	// sandbox's, which its code controls, and the gateway passes both.
 	fs.StringVar(&c.Socket, "socket", "", "unix socket to serve the runner protocol on")
 	fs.StringVar(&c.Workspace, "workspace", "/workspace", "default working directory and base for relative paths")
+	fs.StringVar(&c.ProxyListen, "proxy-listen", "127.0.0.1:3128", "address of the egress proxy the sandbox's programs use")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -87,16 +103,39 @@ func run(ctx context.Context, args []string) error {
 		// still enforces the limits, so the runner carries on without it.
 		log.Warn("cgroup accounting unavailable", "error", err)
 	}
-	pm := process.NewManager(process.Options{Workspace: cfg.Workspace, Accounting: acct, Logger: log})
+	// The proxy listens before any user process can start, so nothing
+	// in the sandbox can take its port first.
+	link := &egress.Link{}
+	proxyLn, err := net.Listen("tcp", cfg.ProxyListen)
+	if err != nil {
+		return fmt.Errorf("listen for the egress proxy on %s: %w", cfg.ProxyListen, err)
+	}
+	defer proxyLn.Close()
+	go func() {
+		px := &proxy.Server{Open: link, Log: log}
+		if err := px.Serve(ctx, proxyLn); err != nil {
+			log.Error("egress proxy stopped", "error", err)
+		}
+	}()
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find the runner's own path: %w", err)
+	}
+	proxyAddr := proxyLn.Addr().String()
+	env := append(process.DefaultEnv(cfg.Workspace), egress.Env(proxyAddr, self)...)
+
+	pm := process.NewManager(process.Options{Workspace: cfg.Workspace, BaseEnv: env, Accounting: acct, Logger: log})
 	defer pm.Close()
 	svc := runner.Services{
 		Files:     files.New(files.Options{Workspace: cfg.Workspace}),
 		Processes: pm,
 		Info:      runner.Describe(cfg.Workspace, acct, pm),
+		Egress:    link,
+		HTTP:      &httpreq.Client{Proxy: proxyAddr},
 	}
 	// The stateful interpreter needs python3 in the image; without it its
 	// operations stay unsupported and the gateway says so.
-	if im, err := interp.New(interp.Options{Workspace: cfg.Workspace, Accounting: acct, Logger: log}); err == nil {
+	if im, err := interp.New(interp.Options{Workspace: cfg.Workspace, BaseEnv: env, Accounting: acct, Logger: log}); err == nil {
 		defer im.Close() // before pm.Close: kills the interpreter and what its cells started
 		svc.Interpreter = im
 	} else {
@@ -106,7 +145,7 @@ func run(ctx context.Context, args []string) error {
 	// without it their operation stays unsupported and the gateway says
 	// so. Chromium itself starts on the first browser call.
 	if path := browser.Find(); path != "" {
-		bm := browser.New(browser.Options{ExecPath: path, Workspace: cfg.Workspace, Logger: log})
+		bm := browser.New(browser.Options{ExecPath: path, Workspace: cfg.Workspace, Proxy: proxyAddr, Logger: log})
 		defer bm.Close() // kills Chromium and everything it started
 		svc.Browser = bm
 	}

@@ -20,13 +20,14 @@ const (
 	KindToolStart      Kind = "tool.start"      // a tool call passed the scope check and is about to run
 	KindToolEnd        Kind = "tool.end"        // a tool call finished; Outcome says how
 	KindToolDenied     Kind = "tool.denied"     // a tool call was refused; DenyReason says why
+	KindEgress         Kind = "egress.connect"  // a sandbox's network connection, allowed (and ended) or refused; Connection says where
 )
 
 // Valid reports whether k is one of the kinds declared in this package.
 func (k Kind) Valid() bool {
 	switch k {
 	case KindSessionStart, KindSessionEnd, KindSandboxCreate, KindSandboxDestroy, KindSandboxReplace,
-		KindToolStart, KindToolEnd, KindToolDenied:
+		KindToolStart, KindToolEnd, KindToolDenied, KindEgress:
 		return true
 	}
 	return false
@@ -97,6 +98,9 @@ type Event struct {
 	OOMKilled       bool  `json:"oom_killed,omitempty"`
 	TimedOut        bool  `json:"timed_out,omitempty"`
 
+	// Connection describes a KindEgress record's connection.
+	Connection *Connection `json:"connection,omitempty"`
+
 	// Hash is "sha256:" and the hex SHA-256 of the record's canonical
 	// encoding without this field. Set by the sink.
 	Hash string `json:"hash,omitempty"`
@@ -150,4 +154,20 @@ func cut(s string, n int) string {
 		count++
 	}
 	return s[:i] + "…"
+}
+
+// Connection is one network connection a sandbox made, or tried to make,
+// through the gateway's egress proxy.
+type Connection struct {
+	Proxy     string `json:"proxy"`          // how the sandbox asked: connect, http or socks5
+	Asked     string `json:"asked"`          // host:port as the sandbox sent it
+	Host      string `json:"host,omitempty"` // the host as normalised for the policy
+	Port      uint16 `json:"port"`
+	SNI       string `json:"sni,omitempty"`  // TLS server name, when one was read (port 443)
+	IP        string `json:"ip,omitempty"`   // the address dialled
+	Rule      string `json:"rule,omitempty"` // the sandbox's allowlist entry that allowed it
+	Status    int    `json:"status"`         // 200, or the refusal's HTTP status
+	Closed    string `json:"closed,omitempty"`
+	BytesUp   int64  `json:"bytes_up"`   // sandbox to destination
+	BytesDown int64  `json:"bytes_down"` // destination to sandbox
 }

@@ -72,6 +72,12 @@ func start(ctx context.Context, opts Options, log *slog.Logger) (*instance, erro
 		return nil, failf("create the browser's home directory: %v", err)
 	}
 	o := append(chromedp.DefaultExecAllocatorOptions[:], flags...)
+	if opts.Proxy != "" {
+		// Every scheme goes through the sandbox's proxy, except loopback,
+		// which Chromium never proxies: pages served inside the sandbox
+		// still load directly.
+		o = append(o, chromedp.ProxyServer("http://"+opts.Proxy))
+	}
 	o = append(o,
 		chromedp.ExecPath(opts.ExecPath),
 		// The sandbox's HOME is the workspace; the browser's caches and

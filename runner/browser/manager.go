@@ -25,7 +25,11 @@ type Options struct {
 	Workspace string
 	// TempDir holds the browser's profile and home; default os.TempDir().
 	TempDir string
-	Logger  *slog.Logger
+	// Proxy is the sandbox's egress proxy (host:port); Chromium sends
+	// every request through it. Empty leaves Chromium without a proxy,
+	// which in a sandbox means without a network.
+	Proxy  string
+	Logger *slog.Logger
 }
 
 // Manager runs browser actions on one lazily started Chromium. Actions

@@ -23,6 +23,7 @@ const (
 	CodeNoSpace     Code = "no_space" // disk or tmpfs quota reached
 	CodeCanceled    Code = "canceled"
 	CodeUnsupported Code = "unsupported" // unknown op, or a language the image lacks
+	CodeNetwork     Code = "network"     // a network request failed: refused by the egress policy, unreachable, timed out
 	CodeUnavailable Code = "unavailable" // the runner is shutting down or the connection broke
 	// CodeUnresponsive: the runner stopped answering (a missed heartbeat
 	// or handshake deadline); the gateway replaces the sandbox.

@@ -1,6 +1,7 @@
 package docker
 
 import (
+	"strings"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
@@ -27,6 +28,11 @@ const (
 	LabelCreatedAt = "sandgate.created-at"
 	// LabelExpiresAt is when the sandbox must be gone, RFC 3339 in UTC.
 	LabelExpiresAt = "sandgate.expires-at"
+	// LabelTenant is the owner's tenant.
+	LabelTenant = "sandgate.tenant"
+	// LabelNetwork is the egress allowlist the sandbox was created (or
+	// last replaced) with, rules joined by commas; rules hold no commas.
+	LabelNetwork = "sandgate.network"
 )
 
 // labels returns the labels of a new sandbox created at now. spec.ID and
@@ -38,6 +44,8 @@ func labels(spec sandbox.Spec, instance string, now time.Time) map[string]string
 		LabelSandbox:   spec.ID,
 		LabelSession:   spec.Session,
 		LabelOwner:     spec.Owner,
+		LabelTenant:    spec.Tenant,
+		LabelNetwork:   strings.Join(spec.Network, ","),
 		LabelCreatedAt: now.UTC().Format(time.RFC3339Nano),
 		LabelExpiresAt: spec.ExpiresAt.UTC().Format(time.RFC3339Nano),
 	}
@@ -61,6 +69,8 @@ func infoFromSummary(c container.Summary) sandbox.Info {
 		Image:       c.Image,
 		Owner:       c.Labels[LabelOwner],
 		Session:     c.Labels[LabelSession],
+		Tenant:      c.Labels[LabelTenant],
+		Network:     splitList(c.Labels[LabelNetwork]),
 		CreatedAt:   parseTime(c.Labels[LabelCreatedAt]),
 		ExpiresAt:   parseTime(c.Labels[LabelExpiresAt]),
 		State:       c.State,
@@ -74,4 +84,12 @@ func parseTime(s string) time.Time {
 		return time.Time{}
 	}
 	return t
+}
+
+// splitList splits a comma-joined label value; empty gives nil.
+func splitList(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
 }

@@ -158,7 +158,8 @@ func testLifecycle(t *testing.T, p sandbox.Provider, image string) {
 	if err != nil {
 		t.Fatalf("Get(%s): %v", id, err)
 	}
-	if gi := got.Info(); gi.ID != id || gi.Owner != s.Owner || gi.Session != s.Session || !gi.ExpiresAt.Equal(s.ExpiresAt) {
+	if gi := got.Info(); gi.ID != id || gi.Owner != s.Owner || gi.Session != s.Session || !gi.ExpiresAt.Equal(s.ExpiresAt) ||
+		gi.Tenant != s.Tenant || !slices.Equal(gi.Network, s.Network) {
 		t.Errorf("Get(%s).Info() = %+v, want the created sandbox %+v", id, gi, info)
 	}
 	dial(t, got)
@@ -210,6 +211,8 @@ func spec(image string) sandbox.Spec {
 		Image:     image,
 		Owner:     "owner-" + randomHex(8),
 		Session:   "session-" + randomHex(8),
+		Tenant:    "tenant-" + randomHex(4),
+		Network:   []string{"example.com:443", "*.example.org"},
 		ExpiresAt: time.Now().Add(time.Hour).UTC().Truncate(time.Second),
 	}
 }

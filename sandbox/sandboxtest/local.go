@@ -102,7 +102,7 @@ func (l *Local) Create(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox,
 	if spec.ExpiresAt.IsZero() {
 		spec.ExpiresAt = now.Add(spec.Limits.WithDefaults().MaxLifetime)
 	}
-	b := &localBox{dir: dir, info: sandbox.Info{ID: spec.ID, Image: spec.Image, Owner: spec.Owner, Session: spec.Session,
+	b := &localBox{dir: dir, info: sandbox.Info{ID: spec.ID, Image: spec.Image, Owner: spec.Owner, Session: spec.Session, Tenant: spec.Tenant, Network: spec.Network,
 		CreatedAt: now, ExpiresAt: spec.ExpiresAt, WorkspaceDurable: true}}
 	if err := l.start(ctx, b); err != nil {
 		os.RemoveAll(dir)
@@ -237,7 +237,8 @@ func (l *Local) start(ctx context.Context, b *localBox) error {
 		return err
 	}
 	_ = os.Remove(b.sock())
-	b.cmd = exec.Command(l.runner, "--socket", b.sock(), "--workspace", ws)
+	// Port 0: several local runners share the host's loopback.
+	b.cmd = exec.Command(l.runner, "--socket", b.sock(), "--workspace", ws, "--proxy-listen", "127.0.0.1:0")
 	b.cmd.Dir = ws
 	// Nothing from the test's environment, as nothing from the host's
 	// enters a real sandbox.

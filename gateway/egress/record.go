@@ -1,0 +1,24 @@
+package egress
+
+import "time"
+
+// Record is the account of one proxied connection, refused or ended.
+type Record struct {
+	SandboxID string
+	Tenant    string
+	Principal any // the Gate's Principal, untouched
+	Kind      string
+	Host      string // as normalised ("" when the host was invalid: see Asked)
+	Asked     string // host:port as the sandbox sent it
+	Port      uint16
+	SNI       string // the TLS server name, when one was read
+	IP        string // the address dialled, "" when none was
+	Rule      string // the sandbox rule that allowed it, "" when refused
+	Status    int    // the verdict: 200, or the refusal's HTTP status
+	Refused   string // why it was refused, "" when allowed
+	Closed    string // why an allowed connection was cut early ("" for a normal end)
+	BytesUp   int64  // sandbox → destination
+	BytesDown int64  // destination → sandbox
+	Start     time.Time
+	Duration  time.Duration
+}

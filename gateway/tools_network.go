@@ -1,0 +1,105 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/sandgate/sandgate/gateway/egress/policy"
+)
+
+type sandboxNetworkArgs struct {
+	SandboxID string    `json:"sandbox_id,omitempty" jsonschema:"Sandbox id from sandbox_create; omit it in an MCP session for the session's own sandbox."`
+	Allow     *[]string `json:"allow,omitempty" jsonschema:"The new allowlist, replacing the old one: host (example.com), *.suffix, CIDR or IP, each with an optional :port, :lo-hi or :*. [] removes all network access. Omit it to only show the current list."`
+}
+
+// networkInfo is the network part of sandbox_info and sandbox_network.
+type networkInfo struct {
+	Allow   []string `json:"allow"`   // the sandbox's allowlist; empty: no network
+	Ceiling []string `json:"ceiling"` // the most the operator allows this tenant
+	// Proxy is where the sandbox's programs find the egress proxy.
+	Proxy             string `json:"proxy"`
+	MaxConnections    int    `json:"max_connections"`
+	BytesPerMinute    int64  `json:"bytes_per_minute"`
+	IdleTimeoutS      int64  `json:"idle_timeout_s"`
+	ActiveConnections int    `json:"active_connections"`
+}
+
+// sandboxProxy is the proxy address inside every sandbox (the runner's
+// default --proxy-listen).
+const sandboxProxy = "http://127.0.0.1:3128"
+
+func (g *Server) networkInfo(b *box) networkInfo {
+	l := g.cfg.Egress.Limits
+	n := networkInfo{Allow: nonNil(b.gate.Allow().Strings()), Ceiling: nonNil(g.cfg.Egress.Policy.For(b.tenant).Ceiling.Strings()),
+		Proxy: sandboxProxy, MaxConnections: l.MaxConns, BytesPerMinute: l.BytesPerMinute, IdleTimeoutS: int64(l.IdleTimeout.Seconds())}
+	if b.gate != nil {
+		n.ActiveConnections = b.gate.Active()
+	}
+	return n
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// checkAllow parses a requested allowlist and checks it against the
+// tenant's ceiling; the error says what is allowed.
+func (g *Server) checkAllow(tenant string, asked []string) (policy.Rules, error) {
+	rules, err := policy.ParseRules(asked)
+	if err != nil {
+		return nil, fmt.Errorf("network.allow: %w", err)
+	}
+	if err := rules.Within(g.cfg.Egress.Policy.For(tenant).Ceiling); err != nil {
+		return nil, fmt.Errorf("network.allow asks for more than the operator allows your tenant: %w", err)
+	}
+	return rules, nil
+}
+
+func runSandboxNetwork(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
+	a, err := bind[sandboxNetworkArgs](c)
+	if err != nil {
+		return nil, err
+	}
+	b, err := c.existing(a.SandboxID)
+	if err != nil {
+		return nil, err
+	}
+	c.end.SandboxID = b.id()
+	verb := "allows"
+	if a.Allow != nil {
+		rules, err := c.g.checkAllow(b.tenant, *a.Allow)
+		if err != nil {
+			return nil, err
+		}
+		b.gate.SetAllow(rules)
+		verb = "now allows"
+	}
+	info := c.g.networkInfo(b)
+	text := fmt.Sprintf("sandbox %s %s no network access", b.id(), verb)
+	if len(info.Allow) > 0 {
+		text = fmt.Sprintf("sandbox %s %s: %s (through the proxy at %s)", b.id(), verb, strings.Join(info.Allow, ", "), info.Proxy)
+	}
+	return structured(info, text, false), nil
+}
+
+// summarizeNetwork records the requested list (destinations, no secrets).
+func summarizeNetwork(args map[string]any) map[string]string {
+	s := summarize("sandbox_id")(args)
+	if allow, ok := args["allow"].([]any); ok {
+		parts := make([]string, 0, len(allow))
+		for _, v := range allow {
+			parts = append(parts, fmt.Sprint(v))
+		}
+		if s == nil {
+			s = map[string]string{}
+		}
+		s["allow"] = strings.Join(parts, ",")
+	}
+	return s
+}
