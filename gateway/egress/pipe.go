@@ -86,8 +86,12 @@ func pipe(stream, dest net.Conn, m *meter, idle time.Duration, up bool) {
 			closeBoth()
 			return
 		}
+		// Half-close where the other side can see it; where it
+		// cannot, end the connection rather than leave it hanging.
 		if cw, ok := dst.(interface{ CloseWrite() error }); ok {
 			_ = cw.CloseWrite()
+		} else {
+			closeBoth()
 		}
 	}
 	if up {

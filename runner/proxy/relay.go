@@ -32,8 +32,9 @@ func relay(client net.Conn, br *bufio.Reader, tunnel net.Conn) {
 	wg.Wait()
 }
 
-// copyHalf copies src to dst and, at a clean end, half-closes dst. It
-// reports whether the copy ended cleanly.
+// copyHalf copies src to dst and, at a clean end, half-closes dst (or
+// closes it, when it cannot half-close). It reports whether the copy
+// ended cleanly.
 func copyHalf(dst net.Conn, src io.Reader) bool {
 	buf := copyBufs.Get().(*[]byte)
 	defer copyBufs.Put(buf)
@@ -42,6 +43,7 @@ func copyHalf(dst net.Conn, src io.Reader) bool {
 	}
 	if cw, ok := dst.(interface{ CloseWrite() error }); ok {
 		_ = cw.CloseWrite()
+		return true
 	}
-	return true
+	return false
 }
