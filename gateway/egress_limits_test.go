@@ -82,3 +82,23 @@ def tunnel(dest="allowed.test:80"):
             body += c
     return s, line, body.decode().strip()
 `
+
+// TestLocalEgressSurvivesReplacement: a sandbox whose runner died is
+// replaced with the allowlist it had, not the tenant default.
+func TestLocalEgressSurvivesReplacement(t *testing.T) {
+	world := newEgressWorld(t)
+	tg := startLocalGateway(t, func(c *gateway.Config) { world.configure(t, c, egressCeiling...) })
+	c := legacyClient(t, tg.URL)
+	mustOK(t, "sandbox_network", call(t, c, "sandbox_network", map[string]any{"allow": []string{"sub.allowed.test:80"}}))
+	if err := tg.Local.Kill(onlySandbox(t, tg)); err != nil {
+		t.Fatal(err)
+	}
+	res := mustOK(t, "sandbox_network", call(t, c, "sandbox_network", nil))
+	if !strings.Contains(text(res), "allows: sub.allowed.test:80") {
+		t.Fatalf("after the replacement: %q", text(res))
+	}
+	r, _ := shell(t, c, "curl -sS http://allowed.test/hello; curl -sS http://sub.allowed.test/hello", nil)
+	if !strings.Contains(r.Stdout, "not in this sandbox's allowlist") || !strings.Contains(r.Stdout, "hello from sub.allowed.test") {
+		t.Errorf("after the replacement: %q %q", r.Stdout, r.Stderr)
+	}
+}

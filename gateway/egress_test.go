@@ -283,3 +283,29 @@ func TestEgressBrowser(t *testing.T) {
 		t.Errorf("snapshot of the refusal: %q", snap)
 	}
 }
+
+// TestEgressPolicySurvivesRestart: a sandbox's allowlist and tenant live
+// in its labels, so a restarted gateway that adopts it applies the same
+// list, not the tenant default.
+func TestEgressPolicySurvivesRestart(t *testing.T) {
+	world := newEgressWorld(t)
+	configure := func(c *gateway.Config) { world.configure(t, c, egressCeiling...) }
+	tg := startGateway(t, configure)
+	c := modernClient(t, tg.URL)
+	res := mustOK(t, "sandbox_create", call(t, c, "sandbox_create", map[string]any{"network": map[string]any{"allow": []string{"sub.allowed.test:80"}}}))
+	id := structuredAs[map[string]any](t, res)["sandbox_id"].(string)
+	tg.crash()
+
+	tg2 := restart(t, tg, configure)
+	c2 := modernClient(t, tg2.URL)
+	r, _ := shell(t, c2, "curl -sS http://sub.allowed.test/hello; curl -sS http://allowed.test/hello", map[string]any{"sandbox_id": id})
+	if !strings.Contains(r.Stdout, "hello from sub.allowed.test") || !strings.Contains(r.Stdout, "not in this sandbox's allowlist (sub.allowed.test:80)") {
+		t.Errorf("after the restart: %q %q; want the sandbox's own list applied", r.Stdout, r.Stderr)
+	}
+	info := structuredAs[struct {
+		Network struct{ Allow []string } `json:"network"`
+	}](t, mustOK(t, "sandbox_info", call(t, c2, "sandbox_info", map[string]any{"sandbox_id": id})))
+	if !slices.Equal(info.Network.Allow, []string{"sub.allowed.test:80"}) {
+		t.Errorf("sandbox_info after the restart: %+v", info.Network)
+	}
+}

@@ -34,6 +34,7 @@ type egressWorld struct {
 	CAPEM    string
 	HTTPS    *httptest.Server
 	HTTP     *httptest.Server
+	SSH      string // host:port of the git ssh server
 	Resolver *testResolver
 	// bigServed is closed when a /big response has been written whole.
 	bigServed chan struct{}
@@ -64,6 +65,11 @@ func newEgressWorld(t testing.TB) *egressWorld {
 		}
 		w.bigOnce.Do(func() { close(w.bigServed) })
 	})
+	addPyPI(t, mux)
+	addNPM(t, mux, "npm.allowed.test")
+	repos := gitRepo(t)
+	addGitHTTP(t, mux, repos)
+	w.SSH = startGitSSH(t, repos)
 	w.HTTPS = httptest.NewUnstartedServer(mux)
 	// Other servers of the world are told apart only by name.
 	w.HTTPS.TLS = &tls.Config{Certificates: []tls.Certificate{leafCert(t, caCert, caKey, "allowed.test", "*.allowed.test", "other.test", "rebind.test")}}
@@ -86,7 +92,7 @@ func (w *egressWorld) configure(t testing.TB, cfg *gateway.Config, allow ...stri
 	}
 	cfg.Egress.Policy = egress.Tenants{Deployment: p}
 	cfg.Egress.Resolver = w.Resolver
-	cfg.Egress.Testing = &egress.Testing{Loopback: map[uint16]uint16{443: port(t, w.HTTPS.URL), 80: port(t, w.HTTP.URL)}}
+	cfg.Egress.Testing = &egress.Testing{Loopback: map[uint16]uint16{443: port(t, w.HTTPS.URL), 80: port(t, w.HTTP.URL), 22: port(t, "http://"+w.SSH)}}
 }
 
 func port(t testing.TB, rawURL string) uint16 {
@@ -118,6 +124,9 @@ func newTestResolver() *testResolver {
 		"sub.allowed.test":  {a("127.0.0.1")},
 		"idle.allowed.test": {a("127.0.0.1")},
 		"bulk.allowed.test": {a("127.0.0.1")},
+		"pypi.allowed.test": {a("127.0.0.1")},
+		"git.allowed.test":  {a("127.0.0.1")},
+		"npm.allowed.test":  {a("127.0.0.1")},
 		"other.test":        {a("127.0.0.1")},
 		"private.test":      {a("10.20.30.40")},
 		"metadata.test":     {a("169.254.169.254")},

@@ -313,11 +313,15 @@ func auditRecords(t testing.TB, path string) []audit.Event {
 }
 
 // restart starts a new gateway on the same var dir and instance as old,
-// as a restarted process would.
-func restart(t testing.TB, old *testGateway) *testGateway {
+// as a restarted process would; mutate, if given, configures it.
+func restart(t testing.TB, old *testGateway, mutate ...func(*gateway.Config)) *testGateway {
 	t.Helper()
 	tg := &testGateway{Instance: old.Instance, VarDir: old.VarDir}
-	tg.start(t, sandboxtest.RunnerBinary(t), nil)
+	var m func(*gateway.Config)
+	if len(mutate) > 0 {
+		m = mutate[0]
+	}
+	tg.start(t, sandboxtest.RunnerBinary(t), m)
 	t.Cleanup(func() { tg.Close() })
 	return tg
 }

@@ -66,11 +66,7 @@ func runSandboxNetwork(ctx context.Context, c *call) (*mcp.CallToolResult, error
 	if err != nil {
 		return nil, err
 	}
-	b, err := c.existing(a.SandboxID)
-	if err != nil {
-		return nil, err
-	}
-	c.end.SandboxID = b.id()
+	b := c.box
 	verb := "allows"
 	if a.Allow != nil {
 		rules, err := c.g.checkAllow(b.tenant, *a.Allow)

@@ -57,7 +57,7 @@ func sandboxTools() []toolDef {
 		{category: catSandbox, summary: summarize("sandbox_id"), run: runSandboxInfo,
 			tool: mcp.NewTool("sandbox_info", mcp.WithInputSchema[sandboxRefArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
 				mcp.WithDescription("Describe a sandbox: image, limits, expiry, network allowlist, and live resource use (memory, CPU, processes, workspace)."))},
-		{category: catSandbox, summary: summarizeNetwork, run: runSandboxNetwork,
+		{category: catSandbox, needsBox: true, summary: summarizeNetwork, run: runSandboxNetwork,
 			tool: mcp.NewTool("sandbox_network", mcp.WithInputSchema[sandboxNetworkArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(false),
 				mcp.WithDescription("Show a sandbox's network allowlist, or replace it by passing allow (within what the operator allows your tenant). Programs in the sandbox reach the network only through its proxy (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY are set); new connections follow the new list at once."))},
 		{category: catSandbox, summary: summarize("sandbox_id"), run: runSandboxDestroy,

@@ -25,7 +25,7 @@ type Limits struct {
 // room for package installs and a clone of a large repository at full
 // speed, not for a sandbox to become a bulk relay.
 var DefaultLimits = Limits{
-	MaxConns:       64,
+	MaxConns:       128,
 	BytesPerMinute: 4 << 30,
 	IdleTimeout:    5 * time.Minute,
 	DialTimeout:    10 * time.Second,

@@ -14,6 +14,15 @@ var (
 	errIdle   = errors.New("idle timeout")
 )
 
+// halfClosedIdle is the idle timeout of a connection one side of which
+// has finished sending. A client that closed its socket entirely looks
+// exactly like one that only half-closed it, and a keep-alive server
+// then sends nothing more: without this, every such connection would
+// hold one of the sandbox's connection slots for the full idle timeout.
+// A half-close that still gets its answer (a request/response protocol
+// over `runner connect`) gets it well within this.
+const halfClosedIdle = 5 * time.Second
+
 // meter counts what crosses a connection and enforces the gate's byte
 // budget and idle timeout on it.
 type meter struct {
@@ -21,6 +30,8 @@ type meter struct {
 	up   atomic.Int64 // sandbox → destination
 	down atomic.Int64 // destination → sandbox
 	last atomic.Int64 // unix nanoseconds of the last byte moved
+	// halfClosed is set once one direction has ended cleanly.
+	halfClosed atomic.Bool
 
 	mu     sync.Mutex
 	reason error // why the connection was cut, if it was
@@ -90,6 +101,7 @@ func pipe(stream, dest net.Conn, m *meter, idle time.Duration, up bool) {
 		// cannot, end the connection rather than leave it hanging.
 		if cw, ok := dst.(interface{ CloseWrite() error }); ok {
 			_ = cw.CloseWrite()
+			m.halfClosed.Store(true)
 		} else {
 			closeBoth()
 		}
@@ -103,9 +115,10 @@ func pipe(stream, dest net.Conn, m *meter, idle time.Duration, up bool) {
 	closeBoth()
 }
 
-// watchIdle closes both ends once nothing has moved for idle.
+// watchIdle closes both ends once nothing has moved for idle, or for
+// halfClosedIdle once one direction has ended.
 func watchIdle(m *meter, idle time.Duration, done <-chan struct{}, conns ...net.Conn) {
-	tick := time.NewTicker(max(idle/4, 10*time.Millisecond))
+	tick := time.NewTicker(max(min(idle, halfClosedIdle)/4, 10*time.Millisecond))
 	defer tick.Stop()
 	for {
 		select {
@@ -113,7 +126,11 @@ func watchIdle(m *meter, idle time.Duration, done <-chan struct{}, conns ...net.
 			return
 		case <-tick.C:
 		}
-		if time.Since(time.Unix(0, m.last.Load())) >= idle {
+		limit := idle
+		if m.halfClosed.Load() {
+			limit = min(idle, halfClosedIdle)
+		}
+		if time.Since(time.Unix(0, m.last.Load())) >= limit {
 			m.cut(errIdle)
 			for _, c := range conns {
 				_ = c.Close()
