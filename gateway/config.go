@@ -163,5 +163,8 @@ func isLoopback(host string) bool {
 // AuditPath is where the audit log lives.
 func (c Config) AuditPath() string { return filepath.Join(c.VarDir, "audit", "audit.jsonl") }
 
+// NetworkDir keeps allowlists changed with sandbox_network (netstate.go).
+func (c Config) NetworkDir() string { return filepath.Join(c.VarDir, "network") }
+
 // SocketDir is where per-sandbox socket directories are made.
 func (c Config) SocketDir() string { return filepath.Join(c.VarDir, "sockets") }

@@ -251,12 +251,12 @@ func hostAddr(t testing.TB, port int) string {
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // TestEgressBrowser: Chromium in the sandbox goes through the proxy, so
-// browser_navigate reaches an allowed site and shows the refusal of
-// another.
+// browser_navigate reaches an allowed site, over HTTPS with the
+// operator's CA (--sandbox-ca), and shows the refusal of another.
 func TestEgressBrowser(t *testing.T) {
 	sandboxtest.RequireImage(t, browserImage)
 	world := newEgressWorld(t)
-	tg := startGateway(t, func(c *gateway.Config) {
+	tg := startGatewayCA(t, nil, world.CAFile, func(c *gateway.Config) {
 		world.configure(t, c, egressCeiling...)
 		c.Images = append(c.Images, browserImage)
 		c.Limits.MemoryBytes, c.Limits.Pids, c.Limits.CallTimeout = 512<<20, 256, time.Minute
@@ -275,6 +275,14 @@ func TestEgressBrowser(t *testing.T) {
 	}
 	waitEgress(t, tg, since, "allowed.test:80")
 
+	nav = structuredAs[map[string]any](t, b.ok("browser_navigate", map[string]any{"url": "https://allowed.test/hello"}))
+	if nav["status"] != float64(200) {
+		t.Errorf("navigate to an allowed https site: %v", nav)
+	}
+	if snap := text(b.ok("browser_snapshot", nil)); !strings.Contains(snap, "hello from allowed.test over https") {
+		t.Errorf("snapshot of the allowed https page: %q", snap)
+	}
+
 	nav = structuredAs[map[string]any](t, b.ok("browser_navigate", map[string]any{"url": "http://other.test/hello"}))
 	if nav["status"] != float64(403) {
 		t.Errorf("navigate to a site not allowed: %v", nav)
@@ -282,18 +290,31 @@ func TestEgressBrowser(t *testing.T) {
 	if snap := text(b.ok("browser_snapshot", nil)); !strings.Contains(snap, "not in this sandbox's allowlist") {
 		t.Errorf("snapshot of the refusal: %q", snap)
 	}
+
+	// The same CAs serve the sandbox's other tools with no option.
+	r := structuredAs[execResult](t, b.ok("run_shell", map[string]any{"command": "curl -sS https://allowed.test/hello && python3 -c 'import urllib.request as u; print(u.urlopen(\"https://allowed.test/hello\").read().decode())'"}))
+	if strings.Count(r.Stdout, "hello from allowed.test over https") != 2 {
+		t.Errorf("curl and python with the operator's CA: %q %q", r.Stdout, r.Stderr)
+	}
+	if res := b.ok("http_request", map[string]any{"url": "https://allowed.test/hello"}); !strings.Contains(text(res), "over https") {
+		t.Errorf("http_request with the operator's CA: %q", text(res))
+	}
 }
 
 // TestEgressPolicySurvivesRestart: a sandbox's allowlist and tenant live
-// in its labels, so a restarted gateway that adopts it applies the same
-// list, not the tenant default.
+// in its labels, and a later change in the gateway's var dir, so a
+// restarted gateway that adopts it applies the list last set, not the
+// tenant default.
 func TestEgressPolicySurvivesRestart(t *testing.T) {
 	world := newEgressWorld(t)
 	configure := func(c *gateway.Config) { world.configure(t, c, egressCeiling...) }
 	tg := startGateway(t, configure)
 	c := modernClient(t, tg.URL)
-	res := mustOK(t, "sandbox_create", call(t, c, "sandbox_create", map[string]any{"network": map[string]any{"allow": []string{"sub.allowed.test:80"}}}))
+	res := mustOK(t, "sandbox_create", call(t, c, "sandbox_create", map[string]any{"network": map[string]any{"allow": []string{"allowed.test:80"}}}))
 	id := structuredAs[map[string]any](t, res)["sandbox_id"].(string)
+	// A change after creation is not in the labels; it must survive too.
+	mustOK(t, "sandbox_network", call(t, c, "sandbox_network", map[string]any{"sandbox_id": id, "allow": []string{"sub.allowed.test:80", "rebind.test:80"}}))
+	mustOK(t, "sandbox_network", call(t, c, "sandbox_network", map[string]any{"sandbox_id": id, "allow": []string{"sub.allowed.test:80"}}))
 	tg.crash()
 
 	tg2 := restart(t, tg, configure)

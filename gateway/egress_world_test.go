@@ -15,6 +15,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
@@ -32,6 +34,7 @@ import (
 // refused, as in production.
 type egressWorld struct {
 	CAPEM    string
+	CAFile   string // CAPEM in a file, for the provider's extra CAs
 	HTTPS    *httptest.Server
 	HTTP     *httptest.Server
 	SSH      string // host:port of the git ssh server
@@ -78,6 +81,10 @@ func newEgressWorld(t testing.TB) *egressWorld {
 	w.HTTP = httptest.NewServer(mux)
 	t.Cleanup(w.HTTP.Close)
 	w.CAPEM = string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caCert.Raw}))
+	w.CAFile = filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(w.CAFile, []byte(w.CAPEM), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	return w
 }
 
@@ -183,5 +190,7 @@ func leafCert(t testing.TB, ca *x509.Certificate, caKey *ecdsa.PrivateKey, names
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+	// The chain includes the CA, as many servers send it: Chromium
+	// trusts the operator's CAs by their keys in the presented chain.
+	return tls.Certificate{Certificate: [][]byte{der, ca.Raw}, PrivateKey: key}
 }

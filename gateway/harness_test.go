@@ -41,6 +41,7 @@ type testGateway struct {
 	AuditPath string
 	Provider  *docker.Provider   // nil on the local provider
 	Local     *sandboxtest.Local // set instead of Provider by startLocalGateway
+	CAFile    string             // the Docker provider's extra CAs (Config.CAFile)
 	gw        *gateway.Server
 	srv       *httptest.Server
 	store     *audit.FileSink
@@ -80,6 +81,13 @@ func startLocalGatewayWith(t testing.TB, ln net.Listener, mutate func(*gateway.C
 // like the OAuth ones, listen first.
 func startGatewayWith(t testing.TB, ln net.Listener, mutate func(*gateway.Config)) *testGateway {
 	t.Helper()
+	return startGatewayCA(t, ln, "", mutate)
+}
+
+// startGatewayCA is startGatewayWith whose sandboxes trust the extra
+// CAs in caFile (the Docker provider's Config.CAFile).
+func startGatewayCA(t testing.TB, ln net.Listener, caFile string, mutate func(*gateway.Config)) *testGateway {
+	t.Helper()
 	sandboxtest.RequireImage(t, testImage)
 	runner := sandboxtest.RunnerBinary(t)
 	// A short var dir keeps socket paths under the 108-byte unix limit.
@@ -87,7 +95,7 @@ func startGatewayWith(t testing.TB, ln net.Listener, mutate func(*gateway.Config
 	if err != nil {
 		t.Fatal(err)
 	}
-	tg := &testGateway{Instance: "t" + randHex(6), VarDir: varDir, ln: ln}
+	tg := &testGateway{Instance: "t" + randHex(6), VarDir: varDir, ln: ln, CAFile: caFile}
 	t.Cleanup(func() { sandboxtest.RemoveDockerInstance(t, tg.Instance, varDir) })
 	tg.start(t, runner, mutate)
 	t.Cleanup(func() { tg.Close() })
@@ -118,7 +126,7 @@ func (tg *testGateway) start(t testing.TB, runner string, mutate func(*gateway.C
 	}
 	var provider sandbox.Provider = tg.Local
 	if tg.Local == nil {
-		tg.Provider, err = docker.New(ctx, docker.Config{RunnerPath: runner, SocketDir: cfg.SocketDir(), Image: cfg.Image, Instance: tg.Instance}, log)
+		tg.Provider, err = docker.New(ctx, docker.Config{RunnerPath: runner, SocketDir: cfg.SocketDir(), Image: cfg.Image, Instance: tg.Instance, CAFile: tg.CAFile}, log)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -41,6 +41,7 @@ func (m *sandboxes) reconcile(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	m.dropStaleAllows(infos)
 	now := time.Now()
 	for _, info := range infos {
 		if info.Session != "" || now.After(info.ExpiresAt) || info.Owner == "" {
@@ -52,7 +53,14 @@ func (m *sandboxes) reconcile(ctx context.Context) error {
 			sb = stopped{info: info, p: m.provider} // replaced on first use
 		}
 		b := newBox(sb, info.Owner, info.Tenant, "", info.ExpiresAt)
-		allow, err := policy.ParseRules(info.Network)
+		list := info.Network
+		if changed, ok, err := m.loadAllow(info.ID); err != nil {
+			m.log.Warn("read a sandbox's changed network allowlist; it gets none", "sandbox_id", info.ID, "error", err)
+			list = nil
+		} else if ok {
+			list = changed
+		}
+		allow, err := policy.ParseRules(list)
 		if err != nil {
 			// Fail closed: a label this gateway cannot read allows nothing.
 			m.log.Warn("adopted sandbox's network policy unreadable; it gets none", "sandbox_id", info.ID, "error", err)
@@ -110,6 +118,7 @@ func (m *sandboxes) removeOrphan(ctx context.Context, info sandbox.Info, why str
 		m.log.Warn("remove "+why+" sandbox", "sandbox_id", info.ID, "error", err)
 		return
 	}
+	m.dropAllow(info.ID)
 	m.log.Info("removed "+why+" sandbox", "sandbox_id", info.ID, "session_id", info.Session, "state", info.State)
 }
 

@@ -208,6 +208,7 @@ func (m *sandboxes) remove(ctx context.Context, b *box) error {
 		err = nil // removed from outside; the end state is what we wanted
 	}
 	if err == nil {
+		m.dropAllow(b.id())
 		m.mu.Lock()
 		if m.byID[b.id()] == b {
 			delete(m.byID, b.id())

@@ -73,7 +73,10 @@ func runSandboxNetwork(ctx context.Context, c *call) (*mcp.CallToolResult, error
 		if err != nil {
 			return nil, err
 		}
-		b.gate.SetAllow(rules)
+		save := func(r policy.Rules) error { return c.g.boxes.saveAllow(b.id(), r) }
+		if err := b.gate.Update(rules, save); err != nil {
+			return nil, err
+		}
 		verb = "now allows"
 	}
 	info := c.g.networkInfo(b)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"flag"
 	"fmt"
@@ -25,6 +27,9 @@ type config struct {
 	RunnerPath string
 	Instance   string
 	Runtime    string // OCI runtime for sandboxes, e.g. runsc; empty: the engine's default
+	// SandboxCA is a PEM file of CAs every sandbox trusts besides its
+	// image's (absolute once parsed); empty: none.
+	SandboxCA string
 	// WorkspaceBackend is how sandbox workspaces are stored (see
 	// sandbox/workspace).
 	WorkspaceBackend workspace.Backend
@@ -76,6 +81,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&enable, "enable-tools", "", "comma-separated tool names; when set only these are served")
 	fs.StringVar(&disable, "disable-tools", "", "comma-separated tool names to leave out")
 	fs.StringVar(&origins, "allowed-origins", "", "comma-separated browser origins allowed besides the gateway's own")
+	fs.StringVar(&c.SandboxCA, "sandbox-ca", "", "PEM file of certificate authorities sandboxes trust besides their image's (a private registry's, a TLS-inspecting proxy's)")
 	fs.StringVar(&egressAllow, "egress-allow", "", "comma-separated destinations every tenant's sandboxes may reach through the egress proxy (host, *.suffix, CIDR, each with optional :port); default none")
 	fs.StringVar(&egressPolicy, "egress-policy", "", "JSON file of per-tenant egress ceilings and sandbox defaults (see README); its \"default\" replaces --egress-allow")
 	fs.IntVar(&g.Egress.Limits.MaxConns, "egress-max-conns", el.MaxConns, "open egress connections per sandbox")
@@ -109,6 +115,9 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	g.Limits.MemoryBytes, g.Limits.WorkspaceBytes, g.Limits.TmpBytes = int64(memory), int64(wsSize), int64(tmp)
 	c.WorkspaceBackend = workspace.Backend(backend)
 	g.Egress.Limits.BytesPerMinute = int64(egressBytes)
+	if c.SandboxCA, err = checkCAFile(c.SandboxCA); err != nil {
+		return c, err
+	}
 	if g.Egress.Policy, err = egressTenants(egressAllow, egressPolicy); err != nil {
 		return c, err
 	}
@@ -171,4 +180,33 @@ func egressTenants(allow, file string) (egress.Tenants, error) {
 		t.Deployment = p
 	}
 	return t, nil
+}
+
+// checkCAFile makes path absolute (it is mounted into sandboxes) and
+// checks that it holds at least one PEM certificate.
+func checkCAFile(path string) (string, error) {
+	if path == "" {
+		return "", nil
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("--sandbox-ca: %w", err)
+	}
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		return "", fmt.Errorf("--sandbox-ca: %w", err)
+	}
+	for {
+		var block *pem.Block
+		if block, data = pem.Decode(data); block == nil {
+			return "", fmt.Errorf("--sandbox-ca %s: no PEM certificate in the file", abs)
+		}
+		if block.Type != "CERTIFICATE" {
+			continue
+		}
+		if _, err := x509.ParseCertificate(block.Bytes); err != nil {
+			return "", fmt.Errorf("--sandbox-ca %s: %w", abs, err)
+		}
+		return abs, nil
+	}
 }

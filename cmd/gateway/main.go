@@ -79,7 +79,7 @@ func serve(ctx context.Context, cfg config, stderr io.Writer, log *slog.Logger) 
 	defer ln.Close()
 
 	provider, err := docker.New(ctx, docker.Config{RunnerPath: cfg.RunnerPath, SocketDir: gcfg.SocketDir(), Image: gcfg.Image,
-		Instance: cfg.Instance, Runtime: cfg.Runtime, WorkspaceDir: filepath.Join(gcfg.VarDir, "workspaces"), WorkspaceBackend: cfg.WorkspaceBackend,
+		Instance: cfg.Instance, Runtime: cfg.Runtime, CAFile: cfg.SandboxCA, WorkspaceDir: filepath.Join(gcfg.VarDir, "workspaces"), WorkspaceBackend: cfg.WorkspaceBackend,
 		Holder: fmt.Sprintf("serving %s, var %s", gcfg.Addr, gcfg.VarDir)}, log)
 	if err != nil {
 		return err

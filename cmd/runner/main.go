@@ -55,6 +55,9 @@ type config struct {
 	// container it is the fixed, documented 127.0.0.1:3128; tests that
 	// run the runner on the host pass port 0.
 	ProxyListen string
+	// ExtraCA is a PEM file of CAs the sandbox trusts besides the
+	// image's (mounted read-only by the provider); empty: none.
+	ExtraCA string
 }
 
 func (c config) Validate() error {
@@ -75,6 +78,7 @@ func parseConfig(args []string) (config, error) {
 	fs.StringVar(&c.Socket, "socket", "", "unix socket to serve the runner protocol on")
 	fs.StringVar(&c.Workspace, "workspace", "/workspace", "default working directory and base for relative paths")
 	fs.StringVar(&c.ProxyListen, "proxy-listen", "127.0.0.1:3128", "address of the egress proxy the sandbox's programs use")
+	fs.StringVar(&c.ExtraCA, "extra-ca", "", "PEM file of certificate authorities to trust besides the image's")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -123,6 +127,16 @@ func run(ctx context.Context, args []string) error {
 	}
 	proxyAddr := proxyLn.Addr().String()
 	env := append(process.DefaultEnv(cfg.Workspace), egress.Env(proxyAddr, self)...)
+	httpClient := &httpreq.Client{Proxy: proxyAddr}
+	var trustSPKI []string
+	if cfg.ExtraCA != "" {
+		trust, err := egress.LoadTrust(cfg.ExtraCA, os.TempDir())
+		if err != nil {
+			return err
+		}
+		env = append(env, trust.Env...)
+		httpClient.RootCAs, trustSPKI = trust.Pool, trust.SPKI
+	}
 
 	pm := process.NewManager(process.Options{Workspace: cfg.Workspace, BaseEnv: env, Accounting: acct, Logger: log})
 	defer pm.Close()
@@ -131,7 +145,7 @@ func run(ctx context.Context, args []string) error {
 		Processes: pm,
 		Info:      runner.Describe(cfg.Workspace, acct, pm),
 		Egress:    link,
-		HTTP:      &httpreq.Client{Proxy: proxyAddr},
+		HTTP:      httpClient,
 	}
 	// The stateful interpreter needs python3 in the image; without it its
 	// operations stay unsupported and the gateway says so.
@@ -145,7 +159,7 @@ func run(ctx context.Context, args []string) error {
 	// without it their operation stays unsupported and the gateway says
 	// so. Chromium itself starts on the first browser call.
 	if path := browser.Find(); path != "" {
-		bm := browser.New(browser.Options{ExecPath: path, Workspace: cfg.Workspace, Proxy: proxyAddr, Logger: log})
+		bm := browser.New(browser.Options{ExecPath: path, Workspace: cfg.Workspace, Proxy: proxyAddr, TrustSPKI: trustSPKI, Logger: log})
 		defer bm.Close() // kills Chromium and everything it started
 		svc.Browser = bm
 	}

@@ -22,6 +22,10 @@ type Gate struct {
 	limits Limits
 	budget *budget
 
+	// updating serialises Update, so what is saved and what applies
+	// are the same list; mu is not held while saving.
+	updating sync.Mutex
+
 	mu     sync.Mutex
 	allow  policy.Rules
 	active int
@@ -50,6 +54,18 @@ func (g *Gate) SetAllow(allow policy.Rules) {
 	g.mu.Lock()
 	g.allow = allow
 	g.mu.Unlock()
+}
+
+// Update saves allow with save and, if that succeeds, applies it. Updates
+// run one at a time, so the saved list is always the applied one.
+func (g *Gate) Update(allow policy.Rules, save func(policy.Rules) error) error {
+	g.updating.Lock()
+	defer g.updating.Unlock()
+	if err := save(allow); err != nil {
+		return err
+	}
+	g.SetAllow(allow)
+	return nil
 }
 
 // Limits returns the limits the gate applies.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -77,6 +78,9 @@ func start(ctx context.Context, opts Options, log *slog.Logger) (*instance, erro
 		// which Chromium never proxies: pages served inside the sandbox
 		// still load directly.
 		o = append(o, chromedp.ProxyServer("http://"+opts.Proxy))
+	}
+	if len(opts.TrustSPKI) > 0 {
+		o = append(o, chromedp.Flag("ignore-certificate-errors-spki-list", strings.Join(opts.TrustSPKI, ",")))
 	}
 	o = append(o,
 		chromedp.ExecPath(opts.ExecPath),

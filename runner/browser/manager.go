@@ -28,8 +28,14 @@ type Options struct {
 	// Proxy is the sandbox's egress proxy (host:port); Chromium sends
 	// every request through it. Empty leaves Chromium without a proxy,
 	// which in a sandbox means without a network.
-	Proxy  string
-	Logger *slog.Logger
+	Proxy string
+	// TrustSPKI are base64 SHA-256 hashes of public keys whose
+	// certificates Chromium accepts besides its own roots (the
+	// operator's extra CAs). Chromium on Linux reads no CA bundle file;
+	// it honours these for a server whose presented chain holds a
+	// matching certificate.
+	TrustSPKI []string
+	Logger    *slog.Logger
 }
 
 // Manager runs browser actions on one lazily started Chromium. Actions

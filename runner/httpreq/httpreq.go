@@ -28,6 +28,9 @@ const (
 // Client makes requests through the proxy at Proxy (host:port).
 type Client struct {
 	Proxy string
+	// RootCAs, when set, replaces the system roots (the system's plus
+	// the operator's extra CAs).
+	RootCAs *x509.CertPool
 }
 
 // Do makes the request and returns the response, its body cut to the
@@ -103,18 +106,22 @@ func (c *Client) client(r protocol.HTTPRequest) (*http.Client, error) {
 	proxy := &url.URL{Scheme: "http", Host: c.Proxy}
 	tr := &http.Transport{Proxy: http.ProxyURL(proxy), ForceAttemptHTTP2: true, TLSHandshakeTimeout: 15 * time.Second,
 		OnProxyConnectResponse: refusedTunnel}
+	roots := c.RootCAs
 	if r.CAFile != "" {
 		pem, err := os.ReadFile(r.CAFile)
 		if err != nil {
 			return nil, protocol.Errorf(protocol.CodeNotFound, "ca_file: %v", err)
 		}
-		roots, err := x509.SystemCertPool()
-		if err != nil || roots == nil {
+		if roots != nil {
+			roots = roots.Clone()
+		} else if roots, err = x509.SystemCertPool(); err != nil || roots == nil {
 			roots = x509.NewCertPool()
 		}
 		if !roots.AppendCertsFromPEM(pem) {
 			return nil, protocol.Errorf(protocol.CodeInvalid, "ca_file %s holds no PEM certificate", r.CAFile)
 		}
+	}
+	if roots != nil {
 		tr.TLSClientConfig = &tls.Config{RootCAs: roots}
 	}
 	hc := &http.Client{Transport: tr}

@@ -78,7 +78,7 @@ func ContainerConfig(spec sandbox.Spec, cfg Config, host HostPaths) (*container.
 		WorkingDir: WorkspaceDir,
 		// The runner is the entrypoint whatever the image says. An explicit
 		// Entrypoint also stops Docker from appending the image's CMD.
-		Entrypoint: []string{RunnerPath, "--socket", ContainerSocketPath, "--workspace", WorkspaceDir},
+		Entrypoint: entrypoint(cfg),
 		Cmd:        nil,
 		// Nothing attaches: the gateway talks to the runner over its socket.
 		AttachStdin: false, AttachStdout: false, AttachStderr: false,
@@ -109,7 +109,7 @@ func ContainerConfig(spec sandbox.Spec, cfg Config, host HostPaths) (*container.
 		UsernsMode:   "",
 		IpcMode:      container.IPCModePrivate,
 		CgroupnsMode: container.CgroupnsModePrivate,
-		NetworkMode:  "none", // loopback only; egress is a later, explicit feature
+		NetworkMode:  "none", // loopback only; egress goes through the runner's proxy to the gateway
 
 		// File system: the image is read-only; the writable places are
 		// /workspace, size-capped tmpfs and the sandbox's socket dir.
@@ -125,7 +125,7 @@ func ContainerConfig(spec sandbox.Spec, cfg Config, host HostPaths) (*container.
 		Tmpfs:          tmpfs(lim, host, uid, gid),
 		ShmSize:        sandbox.ShmBytes, // also tmpfs, also charged to memory
 		Binds:          nil,              // host paths enter only through Mounts below
-		Mounts:         mounts(cfg.RunnerPath, host),
+		Mounts:         mounts(cfg, host),
 		// nil keeps Docker's default masked (/proc/kcore, ...) and
 		// read-only (/proc/sys, ...) paths; an empty slice would clear them.
 		MaskedPaths:   nil,
@@ -166,15 +166,24 @@ func tmpfs(lim sandbox.Limits, host HostPaths, uid, gid string) map[string]strin
 	return t
 }
 
-// mounts are the only host paths a sandbox sees: the runner binary,
-// read-only, its own socket directory and its own workspace file system.
-// Propagation is rprivate so nothing mounted on the host later appears
-// inside.
-func mounts(runnerPath string, host HostPaths) []mount.Mount {
+// entrypoint starts the runner, with the extra CAs when there are some.
+func entrypoint(cfg Config) []string {
+	args := []string{RunnerPath, "--socket", ContainerSocketPath, "--workspace", WorkspaceDir}
+	if cfg.CAFile != "" {
+		args = append(args, "--extra-ca", CAPath)
+	}
+	return args
+}
+
+// mounts are the only host paths a sandbox sees: the runner binary and
+// the operator's extra CAs, read-only, its own socket directory and its
+// own workspace file system. Propagation is rprivate so nothing mounted
+// on the host later appears inside.
+func mounts(cfg Config, host HostPaths) []mount.Mount {
 	ms := []mount.Mount{
 		{
 			Type:        mount.TypeBind,
-			Source:      runnerPath,
+			Source:      cfg.RunnerPath,
 			Target:      RunnerPath,
 			ReadOnly:    true,
 			BindOptions: &mount.BindOptions{Propagation: mount.PropagationRPrivate},
@@ -186,6 +195,15 @@ func mounts(runnerPath string, host HostPaths) []mount.Mount {
 			ReadOnly:    false, // the runner creates its socket here
 			BindOptions: &mount.BindOptions{Propagation: mount.PropagationRPrivate},
 		},
+	}
+	if cfg.CAFile != "" {
+		ms = append(ms, mount.Mount{
+			Type:        mount.TypeBind,
+			Source:      cfg.CAFile,
+			Target:      CAPath,
+			ReadOnly:    true,
+			BindOptions: &mount.BindOptions{Propagation: mount.PropagationRPrivate},
+		})
 	}
 	if host.Workspace != "" {
 		ms = append(ms, mount.Mount{

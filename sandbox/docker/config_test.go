@@ -18,6 +18,7 @@ const (
 	testRunner    = "/usr/local/lib/sandgate/runner"
 	testSocketDir = "/run/sandgate-gw/abc123"
 	testWorkspace = "/var/lib/sandgate/workspaces/abc123/mnt"
+	testCAFile    = "/etc/sandgate/extra-ca.pem"
 )
 
 var (
@@ -48,6 +49,8 @@ func TestContainerConfigPolicy(t *testing.T) {
 		{"custom on tmpfs", sandbox.Spec{ID: "abc123", Image: "img:1", Limits: custom, Owner: "o", Session: "s"},
 			docker.Config{RunnerPath: testRunner, SocketDir: "/run/sandgate-gw", User: "2000:3000", Instance: "ci", Runtime: "runsc"},
 			tmpfsHost, custom.WithDefaults(), "2000:3000"},
+		{"extra CAs", sandbox.Spec{ID: "abc123"}, docker.Config{RunnerPath: testRunner, SocketDir: "/run/sandgate-gw", CAFile: testCAFile},
+			diskHost, sandbox.DefaultLimits.WithDefaults(), "1000:1000"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -55,7 +58,7 @@ func TestContainerConfigPolicy(t *testing.T) {
 			cc, hc := docker.ContainerConfig(tt.spec, tt.cfg, tt.host)
 			checkPrivileges(t, hc)
 			checkNamespaces(t, cc, hc)
-			checkMounts(t, hc, tt.host)
+			checkMounts(t, hc, tt.host, tt.cfg.CAFile)
 			checkLimits(t, hc, tt.want, tt.host)
 			checkProcess(t, cc, hc, tt.cfg, tt.user, tt.host)
 			checkLabels(t, cc, tt.spec, tt.cfg)
@@ -114,7 +117,7 @@ func checkNamespaces(t *testing.T, cc *container.Config, hc *container.HostConfi
 	}
 }
 
-func checkMounts(t *testing.T, hc *container.HostConfig, host docker.HostPaths) {
+func checkMounts(t *testing.T, hc *container.HostConfig, host docker.HostPaths, caFile string) {
 	t.Helper()
 	if len(hc.Binds) != 0 {
 		t.Errorf("Binds = %v, want none", hc.Binds)
@@ -129,6 +132,9 @@ func checkMounts(t *testing.T, hc *container.HostConfig, host docker.HostPaths) 
 		{Type: mount.TypeBind, Source: testSocketDir, Target: "/run/sandgate", ReadOnly: false},
 	}
 	wantTmpfs := 2 // /tmp and /workspace
+	if caFile != "" {
+		want = append(want, mount.Mount{Type: mount.TypeBind, Source: caFile, Target: docker.CAPath, ReadOnly: true})
+	}
 	if host.Workspace != "" {
 		// The disk workspace is the sandbox's own file system, bound
 		// read-write; /workspace is then not a tmpfs.
@@ -217,6 +223,9 @@ func checkProcess(t *testing.T, cc *container.Config, hc *container.HostConfig, 
 		t.Errorf("/workspace tmpfs %q is not owned by %s", ws, user)
 	}
 	wantEntry := []string{"/opt/sandgate/runner", "--socket", "/run/sandgate/runner.sock", "--workspace", "/workspace"}
+	if cfg.CAFile != "" {
+		wantEntry = append(wantEntry, "--extra-ca", "/opt/sandgate/ca.pem")
+	}
 	if !slices.Equal(cc.Entrypoint, wantEntry) || len(cc.Cmd) != 0 {
 		t.Errorf("Entrypoint %v Cmd %v, want %v and no Cmd", cc.Entrypoint, cc.Cmd, wantEntry)
 	}

@@ -34,6 +34,8 @@ const (
 	ContainerSocketPath = SocketDirPath + "/" + SocketName
 	// WorkspaceDir is the sandbox user's home and working directory.
 	WorkspaceDir = "/workspace"
+	// CAPath is where Config.CAFile is mounted, read-only.
+	CAPath = "/opt/sandgate/ca.pem"
 )
 
 // Defaults for the zero fields of Config.
@@ -83,6 +85,10 @@ type Config struct {
 	// Holder describes this gateway (address, var dir) in the lock file,
 	// for the message a second gateway prints.
 	Holder string
+	// CAFile is an absolute host path of a PEM file of certificate
+	// authorities every sandbox trusts besides its image's; empty: none.
+	// It is mounted read-only and handed to the runner (--extra-ca).
+	CAFile string
 }
 
 // namePattern bounds sandbox ids and instance names. They become a path
@@ -130,6 +136,9 @@ func (c Config) Validate() error {
 	}
 	if !filepath.IsAbs(c.WorkspaceDir) {
 		return fmt.Errorf("docker provider config: workspace dir %q must be an absolute path", c.WorkspaceDir)
+	}
+	if c.CAFile != "" && !filepath.IsAbs(c.CAFile) {
+		return fmt.Errorf("docker provider config: CA file %q must be an absolute path", c.CAFile)
 	}
 	if _, err := workspace.ParseBackend(string(c.WorkspaceBackend)); err != nil {
 		return fmt.Errorf("docker provider config: %w", err)

@@ -29,6 +29,10 @@ import (
 // test's own user on the host. Use it only for tests, with commands a
 // test chooses. Limits other than the call timeout are not applied.
 type Local struct {
+	// CAFile, when set, is handed to every runner as --extra-ca, as the
+	// Docker provider's Config.CAFile is.
+	CAFile string
+
 	runner string
 	root   string
 	images []string
@@ -238,7 +242,11 @@ func (l *Local) start(ctx context.Context, b *localBox) error {
 	}
 	_ = os.Remove(b.sock())
 	// Port 0: several local runners share the host's loopback.
-	b.cmd = exec.Command(l.runner, "--socket", b.sock(), "--workspace", ws, "--proxy-listen", "127.0.0.1:0")
+	args := []string{"--socket", b.sock(), "--workspace", ws, "--proxy-listen", "127.0.0.1:0"}
+	if l.CAFile != "" {
+		args = append(args, "--extra-ca", l.CAFile)
+	}
+	b.cmd = exec.Command(l.runner, args...)
 	b.cmd.Dir = ws
 	// Nothing from the test's environment, as nothing from the host's
 	// enters a real sandbox.

@@ -8,81 +8,54 @@ import (
 
 // Refusal says why an address may never be dialled.
 type Refusal struct {
-	IP     netip.Addr
+	// IP is the address refused.
+	IP netip.Addr
+	// Reason is short and stable ("loopback", "private (RFC 1918)").
 	Reason string
 }
 
+// Error says what was refused and that no policy can change it.
 func (r *Refusal) Error() string {
-	return fmt.Sprintf("%s is %s; sandboxes may never reach it", r.IP, r.Reason)
+	return fmt.Sprintf("%s is %s; sandboxes may never reach it, whatever the policy", r.IP, r.Reason)
 }
 
-// forbidden is every range refused whatever a policy says, with the
-// reason a refusal gives. It is the list to audit: anything not in it
-// (and not one of the host's own addresses) is public unicast.
-var forbidden = []struct {
-	prefix netip.Prefix
-	reason string
-}{
-	{pfx("0.0.0.0/8"), "unspecified (\"this network\")"},
-	{pfx("10.0.0.0/8"), "private (RFC 1918)"},
-	{pfx("100.64.0.0/10"), "carrier-grade NAT (RFC 6598)"},
-	{pfx("127.0.0.0/8"), "loopback"},
-	{pfx("169.254.0.0/16"), "link-local (cloud metadata)"},
-	{pfx("172.16.0.0/12"), "private (RFC 1918)"},
-	{pfx("192.0.0.0/24"), "reserved (IETF protocol assignments)"},
-	{pfx("192.0.2.0/24"), "documentation (TEST-NET-1)"},
-	{pfx("192.88.99.0/24"), "reserved (6to4 relay anycast)"},
-	{pfx("192.168.0.0/16"), "private (RFC 1918)"},
-	{pfx("198.18.0.0/15"), "benchmarking (RFC 2544)"},
-	{pfx("198.51.100.0/24"), "documentation (TEST-NET-2)"},
-	{pfx("203.0.113.0/24"), "documentation (TEST-NET-3)"},
-	{pfx("224.0.0.0/4"), "multicast"},
-	{pfx("240.0.0.0/4"), "reserved (class E and broadcast)"},
-
-	{pfx("::/128"), "unspecified"},
-	{pfx("::1/128"), "loopback"},
-	{pfx("::ffff:0:0/96"), "IPv4-mapped IPv6"},
-	{pfx("::/96"), "IPv4-compatible IPv6 (deprecated)"},
-	{pfx("64:ff9b::/96"), "NAT64"},
-	{pfx("64:ff9b:1::/48"), "NAT64 (local use)"},
-	{pfx("100::/64"), "discard-only"},
-	{pfx("2001::/32"), "Teredo"},
-	{pfx("2001::/23"), "reserved (IETF protocol assignments)"},
-	{pfx("2001:db8::/32"), "documentation"},
-	{pfx("2002::/16"), "6to4"},
-	{pfx("3fff::/20"), "documentation"},
-	{pfx("fc00::/7"), "IPv6 unique local (private)"},
-	{pfx("fe80::/10"), "link-local"},
-	{pfx("fec0::/10"), "site-local (deprecated)"},
-	{pfx("ff00::/8"), "multicast"},
-}
-
-func pfx(s string) netip.Prefix { return netip.MustParsePrefix(s) }
-
-// ownReason is the reason for the host's own addresses.
+// ownReason is the reason for the host's own addresses and networks.
 const ownReason = "this host's own address"
 
-// Guard classifies addresses.
+// Guard classifies addresses: the fixed table of forbidden ranges plus
+// the host's own addresses. Use New; a nil or zero Guard checks only the
+// fixed table. A Guard is immutable and safe for concurrent use.
 type Guard struct {
 	own []netip.Prefix
 }
 
-// New returns a Guard that refuses, besides the fixed table, the given
-// addresses and networks (the host's own, container bridges).
+// New returns a Guard that, besides the fixed table, refuses the given
+// addresses and networks (the host's own interfaces, container
+// bridges; see HostPrefixes).
 func New(own []netip.Prefix) *Guard {
-	return &Guard{own: append([]netip.Prefix(nil), own...)}
+	g := &Guard{}
+	for _, p := range own {
+		if p.IsValid() {
+			g.own = append(g.own, p.Masked())
+		}
+	}
+	return g
 }
 
-// Check returns nil when ip may be dialled, or a *Refusal.
+// Check returns nil when ip may be dialled, or a *Refusal saying why
+// not. Invalid addresses and addresses with a zone are refused.
 func (g *Guard) Check(ip netip.Addr) error {
-	if !ip.IsValid() {
+	switch {
+	case !ip.IsValid():
 		return &Refusal{IP: ip, Reason: "not an address"}
-	}
-	if ip.Zone() != "" {
+	case ip.Zone() != "":
 		return &Refusal{IP: ip, Reason: "an address with a zone"}
 	}
 	if reason, ok := fixedReason(ip); ok {
 		return &Refusal{IP: ip, Reason: reason}
+	}
+	if g == nil {
+		return nil
 	}
 	for _, p := range g.own {
 		if p.Contains(ip) {
@@ -92,41 +65,25 @@ func (g *Guard) Check(ip netip.Addr) error {
 	return nil
 }
 
-// fixedReason looks ip up in the fixed table. The most specific match
-// wins, so 2001:db8::1 is documentation rather than the IETF block.
-func fixedReason(ip netip.Addr) (string, bool) {
-	best, reason := -1, ""
-	for _, f := range forbidden {
-		if f.prefix.Contains(ip) && f.prefix.Bits() > best {
-			best, reason = f.prefix.Bits(), f.reason
-		}
-	}
-	return reason, best >= 0
-}
-
-// AlwaysRefused reports whether any address of p is in the fixed table,
-// with the reason of the first such range, so a policy cannot name what
-// would always be refused.
-func AlwaysRefused(p netip.Prefix) (string, bool) {
-	p = p.Masked()
-	for _, f := range forbidden {
-		if f.prefix.Overlaps(p) {
-			return f.prefix.String() + " is " + f.reason, true
-		}
-	}
-	return "", false
-}
-
 // HostPrefixes lists this machine's interface addresses, each as a
-// single-address prefix. Their networks are not included: on a host with
-// a public address, its neighbours are ordinary destinations (bridges
-// and private networks are refused by the fixed table anyway).
+// single-address prefix (/32 or /128), and the networks of its
+// interfaces, for New. The networks are included because whatever
+// shares a link with the gateway (a provider's private VLAN, a
+// management network with public addresses) is the gateway's
+// neighbourhood, not the internet.
 func HostPrefixes() ([]netip.Prefix, error) {
 	addrs, err := net.InterfaceAddrs()
 	if err != nil {
-		return nil, fmt.Errorf("list interface addresses: %w", err)
+		return nil, fmt.Errorf("list the host's interface addresses: %w", err)
 	}
+	seen := make(map[netip.Prefix]bool)
 	var out []netip.Prefix
+	add := func(p netip.Prefix) {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
 	for _, a := range addrs {
 		ipn, ok := a.(*net.IPNet)
 		if !ok {
@@ -136,8 +93,15 @@ func HostPrefixes() ([]netip.Prefix, error) {
 		if !ok {
 			continue
 		}
+		ones, bits := ipn.Mask.Size()
+		if ip.Is4In6() && bits == 128 && ones >= 96 { // an IPv4 network written in IPv6 form
+			ones, bits = ones-96, 32
+		}
 		ip = ip.Unmap()
-		out = append(out, netip.PrefixFrom(ip, ip.BitLen()))
+		add(netip.PrefixFrom(ip, ip.BitLen()))
+		if bits == ip.BitLen() && ones < bits {
+			add(netip.PrefixFrom(ip, ones).Masked())
+		}
 	}
 	return out, nil
 }

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/net/idna"
 )
@@ -13,145 +13,132 @@ import (
 // Host is a destination host after normalisation.
 type Host struct {
 	// Name is the canonical text: lower-case ASCII (IDNA A-labels)
-	// without a trailing dot, or for an address its netip text.
+	// without a trailing dot, or for an address literal in any spelling
+	// the address's netip text (IP.String()).
 	Name string
-	// IP is set when the host is an address in any spelling.
+	// IP is valid only when the host was an address literal.
 	IP netip.Addr
 }
 
-// profile converts Unicode names the way a browser's lookup would, and
-// refuses what no DNS name may hold.
-var profile = idna.New(idna.MapForLookup(), idna.Transitional(false), idna.BidiRule(),
-	idna.ValidateLabels(true), idna.StrictDomainName(false), idna.VerifyDNSLength(true))
+// maxHostInput bounds the text Normalize will look at. IDNA mapping may
+// delete characters (U+00AD SOFT HYPHEN maps to nothing), so the input
+// may be longer than the 253-byte name it yields, but not without limit.
+const maxHostInput = 1024
+
+// profile maps Unicode names as a browser's lookup does (UTS #46
+// non-transitional, as the WHATWG URL standard sets it): case, width and
+// compatibility mappings, label validation, the Bidi and joiner rules.
+// Hyphens are not checked because real names such as
+// r3---sn-abc.googlevideo.com have "--" in the third and fourth places;
+// STD3 rules and DNS lengths are left to checkName, which allows "_" and
+// gives errors that say what is wrong.
+var profile = idna.New(
+	idna.MapForLookup(),
+	idna.Transitional(false),
+	idna.BidiRule(),
+	idna.ValidateLabels(true),
+	idna.CheckHyphens(false),
+	idna.StrictDomainName(false),
+	idna.VerifyDNSLength(false),
+)
 
 // Normalize turns the host a client asked for (a CONNECT authority's
-// host, a SOCKS5 name, a URL's host) into a Host, or says what is wrong
-// with it. Numeric IPv4 spellings are read as inet_aton(3) and browsers
-// read them (2130706433, 127.1, 0x7f.0.0.1, 0177.0.0.1), because that is
-// what a program in the sandbox would connect to.
+// host, a SOCKS5 domain, a URL's host) into a Host, or an error saying
+// what is wrong with it.
+//
+// IPv6 literals may be bracketed and must not have a zone. A name is
+// mapped with IDNA first, so full-width and other Unicode spellings of
+// digits and dots are seen as what they map to; then, as in the WHATWG
+// URL standard, a name whose last label is a number (decimal, or 0x hex)
+// must be an IPv4 address in one of the inet_aton(3) spellings
+// (2130706433, 127.1, 0x7f.0.0.1, 0177.0.0.1), because that is what a
+// program in the sandbox would connect to; anything else ending in a
+// number is an error, never a DNS name.
 func Normalize(host string) (Host, error) {
-	if host == "" {
-		return Host{}, errors.New("empty host")
-	}
-	if strings.HasPrefix(host, "[") || strings.Contains(host, ":") {
+	switch {
+	case host == "":
+		return Host{}, errors.New("empty host: give a host name or an IP address")
+	case len(host) > maxHostInput:
+		return Host{}, fmt.Errorf("host of %d bytes is too long: a host name has at most 253 characters", len(host))
+	case !utf8.ValidString(host):
+		return Host{}, fmt.Errorf("host %q is not valid UTF-8", host)
+	case strings.HasPrefix(host, "[") || strings.HasSuffix(host, "]") || strings.Contains(host, ":"):
 		return literal6(host)
 	}
-	name := strings.ToLower(host)
-	if strings.HasSuffix(name, ".") {
-		name = name[:len(name)-1]
+	ascii, err := profile.ToASCII(host)
+	if err != nil {
+		return Host{}, fmt.Errorf("host %q is not a valid internationalised name (%v): use its ASCII (xn--) form or check the spelling", host, err)
 	}
-	if name == "" || strings.HasSuffix(name, ".") || strings.HasPrefix(name, ".") || strings.Contains(name, "..") {
-		return Host{}, fmt.Errorf("host %q has an empty label", host)
+	name := strings.ToLower(ascii)
+	name = strings.TrimSuffix(name, ".") // one trailing dot: the root
+	if err := checkLabels(name); err != nil {
+		return Host{}, fmt.Errorf("host %q: %w", host, err)
 	}
-	if ip, ok, err := numericIPv4(name); ok || err != nil {
+	if ip, numeric, err := parseIPv4(name); numeric {
 		if err != nil {
-			return Host{}, fmt.Errorf("host %q: %w", host, err)
+			return Host{}, fmt.Errorf("host %q ends in a number, so it must be an IPv4 address, but %w", host, err)
 		}
 		return Host{Name: ip.String(), IP: ip}, nil
 	}
-	ascii, err := profile.ToASCII(name)
-	if err != nil {
-		return Host{}, fmt.Errorf("host %q is not a valid name: %v", host, err)
-	}
-	if err := checkName(ascii); err != nil {
+	if err := checkName(name); err != nil {
 		return Host{}, fmt.Errorf("host %q: %w", host, err)
 	}
-	return Host{Name: ascii}, nil
+	return Host{Name: name}, nil
 }
 
 // literal6 reads an IPv6 literal, bracketed or not. Zones are refused:
-// they name this host's interfaces.
+// they name this gateway's own interfaces. The address is kept as it is
+// (an IPv4-mapped address stays mapped) so that Check sees what was
+// asked for.
 func literal6(host string) (Host, error) {
-	s := strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	s := host
+	if strings.HasPrefix(s, "[") || strings.HasSuffix(s, "]") {
+		inner, ok := strings.CutPrefix(s, "[")
+		inner, ok2 := strings.CutSuffix(inner, "]")
+		if !ok || !ok2 {
+			return Host{}, fmt.Errorf("host %q has unbalanced brackets: write an IPv6 address as [2001:db8::1] or bare", host)
+		}
+		s = inner
+	}
 	if strings.Contains(s, "%") {
-		return Host{}, fmt.Errorf("host %q: IPv6 zones are not allowed", host)
+		return Host{}, fmt.Errorf("host %q has an IPv6 zone: zones name the gateway's own interfaces and are not allowed", host)
 	}
 	ip, err := netip.ParseAddr(s)
 	if err != nil || !ip.Is6() {
-		return Host{}, fmt.Errorf("host %q is not a valid IPv6 address", host)
+		return Host{}, fmt.Errorf("host %q is not a valid IPv6 address (a host with \":\" or brackets must be one)", host)
 	}
 	return Host{Name: ip.String(), IP: ip}, nil
 }
 
-// checkName refuses what IDNA let through but a host name cannot be.
-func checkName(name string) error {
-	if len(name) > 253 {
-		return errors.New("name longer than 253 characters")
+// checkLabels refuses empty names and empty labels ("a..b", ".a", "a..").
+func checkLabels(name string) error {
+	if name == "" {
+		return errors.New("empty name: give a host name or an IP address")
 	}
-	for _, label := range strings.Split(name, ".") {
-		if label == "" || len(label) > 63 {
-			return fmt.Errorf("label %q must be 1 to 63 characters", label)
-		}
-		for _, r := range label {
-			if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
-				return fmt.Errorf("character %q is not allowed in a host name", r)
-			}
+	for label := range strings.SplitSeq(name, ".") {
+		if label == "" {
+			return errors.New("empty label: a name may not start with a dot or have two dots in a row (only one trailing dot is allowed)")
 		}
 	}
 	return nil
 }
 
-// numericIPv4 reads the inet_aton forms: one to four parts, each decimal,
-// octal (leading 0) or hex (0x), the last part filling the remaining
-// bytes. It reports ok false for a name that is not numeric at all. As in
-// WHATWG URL parsing, a host whose last label is numeric must be an
-// address: anything else is an error, never a name to resolve.
-func numericIPv4(name string) (netip.Addr, bool, error) {
-	parts := strings.Split(name, ".")
-	if !isNumber(parts[len(parts)-1]) {
-		return netip.Addr{}, false, nil
+// checkName refuses what IDNA let through but a host name cannot be:
+// lengths over the DNS limits and characters outside [a-z0-9-_]. The
+// underscore is allowed because real names have it (_acme-challenge).
+func checkName(name string) error {
+	if len(name) > 253 {
+		return fmt.Errorf("name of %d characters is longer than the DNS limit of 253", len(name))
 	}
-	if len(parts) > 4 {
-		return netip.Addr{}, true, errors.New("more than four numeric parts")
-	}
-	vals := make([]uint64, len(parts))
-	for i, p := range parts {
-		v, err := parseInetPart(p)
-		if err != nil {
-			return netip.Addr{}, true, err
+	for label := range strings.SplitSeq(name, ".") {
+		if len(label) > 63 {
+			return fmt.Errorf("label %.20q... is %d characters, longer than the DNS limit of 63", label, len(label))
 		}
-		vals[i] = v
-	}
-	var n uint64
-	for i, v := range vals[:len(vals)-1] {
-		if v > 255 {
-			return netip.Addr{}, true, fmt.Errorf("part %d (%d) exceeds 255", i+1, v)
+		for _, r := range label {
+			if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+				return fmt.Errorf("character %q is not allowed in a host name (letters, digits, '-', '_' and '.' are)", r)
+			}
 		}
-		n = n<<8 | v
 	}
-	rest := 5 - len(vals) // bytes the last part fills
-	last := vals[len(vals)-1]
-	if last >= 1<<(8*rest) {
-		return netip.Addr{}, true, fmt.Errorf("last part %d does not fit in %d bytes", last, rest)
-	}
-	n = n<<(8*rest) | last
-	b := [4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}
-	return netip.AddrFrom4(b), true, nil
-}
-
-// isNumber reports whether a label looks numeric: decimal digits, or 0x
-// followed by hex digits (or nothing, which inet_aton reads as 0).
-func isNumber(s string) bool {
-	if h, ok := strings.CutPrefix(s, "0x"); ok {
-		return strings.Trim(h, "0123456789abcdef") == ""
-	}
-	return s != "" && strings.Trim(s, "0123456789") == ""
-}
-
-func parseInetPart(p string) (uint64, error) {
-	base, digits := 10, p
-	switch {
-	case strings.HasPrefix(p, "0x"):
-		base, digits = 16, p[2:]
-		if digits == "" {
-			return 0, nil
-		}
-	case len(p) > 1 && p[0] == '0':
-		base, digits = 8, p[1:]
-	}
-	v, err := strconv.ParseUint(digits, base, 32)
-	if err != nil {
-		return 0, fmt.Errorf("numeric part %q is not a valid base-%d number below 2^32", p, base)
-	}
-	return v, nil
+	return nil
 }

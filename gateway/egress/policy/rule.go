@@ -4,97 +4,105 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"strconv"
 	"strings"
 
 	"github.com/sandgate/sandgate/gateway/egress/guard"
 )
 
-// Ports is an inclusive port range; {1, 65535} is any port.
-type Ports struct{ Lo, Hi uint16 }
-
-// AnyPort is every port.
-var AnyPort = Ports{1, 65535}
-
-// Contains reports whether port is in the range.
-func (p Ports) Contains(port uint16) bool { return p.Lo <= port && port <= p.Hi }
-
-// Within reports whether p lies inside q.
-func (p Ports) Within(q Ports) bool { return q.Lo <= p.Lo && p.Hi <= q.Hi }
-
-func (p Ports) String() string {
-	switch {
-	case p == AnyPort:
-		return ""
-	case p.Lo == p.Hi:
-		return strconv.Itoa(int(p.Lo))
-	}
-	return fmt.Sprintf("%d-%d", p.Lo, p.Hi)
-}
-
 // Rule allows connections to one kind of destination: exactly one of
 // Host, Suffix and Prefix is set.
 type Rule struct {
-	Host   string       // an exact host name, normalised
-	Suffix string       // "*.example.com" is Suffix "example.com": strict subdomains only
-	Prefix netip.Prefix // an address range; a single address is a /32 or /128
-	Ports  Ports
+	// Host is an exact host name, normalised by guard.Normalize, or "".
+	Host string
+	// Suffix is "example.com" for "*.example.com", which matches strict
+	// subdomains only, never the apex; or "".
+	Suffix string
+	// Prefix is an address range for CIDR and IP rules (a single
+	// address is a /32 or /128), or the zero Prefix.
+	Prefix netip.Prefix
+	// Ports are the ports allowed.
+	Ports Ports
 }
 
-// syntax is what a refused rule's error shows.
-const syntax = "want host, *.suffix, CIDR or IP, optionally with :port, :lo-hi or :* (IPv6 in brackets: [2001:db8::/32]:443)"
+// syntax is what an error about a malformed rule shows.
+const syntax = "want host, *.suffix, CIDR or IP, optionally followed by :port, :lo-hi or :* " +
+	"(IPv6 in brackets when a port follows: [2001:db8::/32]:443)"
 
-// ParseRule parses one rule.
+// ParseRule parses one rule: "example.com", "*.example.com",
+// "140.82.112.0/20", "8.8.8.8", each optionally followed by ":443",
+// ":1-1024" or ":*"; IPv6 with a port is bracketed ("[2606:4700::/32]:443").
+// No port means any port. Hosts are normalised by guard.Normalize, so
+// "Example.COM." is example.com and "127.1" is an IP rule. Rules whose
+// addresses guard always refuses (10.0.0.0/8, 127.0.0.1,
+// 169.254.169.254) are errors: no policy can allow them.
 func ParseRule(s string) (Rule, error) {
 	target, ports, err := splitPorts(strings.TrimSpace(s))
 	if err != nil {
 		return Rule{}, fmt.Errorf("rule %q: %w; %s", s, err, syntax)
 	}
-	r := Rule{Ports: ports}
-	switch {
-	case target == "":
-		return Rule{}, fmt.Errorf("rule %q is empty; %s", s, syntax)
-	case strings.Contains(target, "/"):
-		p, err := netip.ParsePrefix(target)
-		if err != nil {
-			return Rule{}, fmt.Errorf("rule %q: bad CIDR: %v; %s", s, err, syntax)
-		}
-		if p.Masked() != p {
-			return Rule{}, fmt.Errorf("rule %q: %s has host bits set; did you mean %s?", s, p, p.Masked())
-		}
-		r.Prefix = p
-	case strings.HasPrefix(target, "*."):
-		h, err := guard.Normalize(target[2:])
-		if err != nil || h.IP.IsValid() {
-			return Rule{}, fmt.Errorf("rule %q: a wildcard needs a domain after \"*.\"; %s", s, syntax)
-		}
-		if !strings.Contains(h.Name, ".") {
-			return Rule{}, fmt.Errorf("rule %q is too broad: a wildcard needs at least two labels after \"*.\" (e.g. *.example.com)", s)
-		}
-		r.Suffix = h.Name
-	case strings.Contains(target, "*"):
-		return Rule{}, fmt.Errorf("rule %q: \"*\" may only be the whole first label (*.example.com); %s", s, syntax)
-	default:
-		h, err := guard.Normalize(target)
-		if err != nil {
-			return Rule{}, fmt.Errorf("rule %q: %v; %s", s, err, syntax)
-		}
-		if h.IP.IsValid() {
-			r.Prefix = netip.PrefixFrom(h.IP, h.IP.BitLen())
-		} else {
-			r.Host = h.Name
-		}
+	r, err := parseTarget(target)
+	if err != nil {
+		return Rule{}, fmt.Errorf("rule %q: %w", s, err)
 	}
+	r.Ports = ports
 	if r.Prefix.IsValid() {
 		if why, bad := guard.AlwaysRefused(r.Prefix); bad {
-			return Rule{}, fmt.Errorf("rule %q covers addresses that are always refused, whatever the policy (%s)", s, why)
+			return Rule{}, fmt.Errorf("rule %q covers addresses that are always refused, whatever the policy (%s): allow public addresses only", s, why)
 		}
 	}
 	return r, nil
 }
 
-// splitPorts separates "target:ports"; a target without a port allows
-// any. IPv6 targets with a port are bracketed.
+// parseTarget reads the part of a rule before its ports.
+func parseTarget(target string) (Rule, error) {
+	switch {
+	case target == "":
+		return Rule{}, fmt.Errorf("empty destination; %s", syntax)
+	case strings.Contains(target, "/"):
+		p, err := netip.ParsePrefix(target)
+		if err != nil {
+			return Rule{}, fmt.Errorf("bad CIDR (%v); %s", err, syntax)
+		}
+		if p.Masked() != p {
+			return Rule{}, fmt.Errorf("%s has bits set beyond its /%d; did you mean %s?", p, p.Bits(), p.Masked())
+		}
+		return Rule{Prefix: p}, nil
+	case strings.HasPrefix(target, "*."):
+		return parseWildcard(target[2:])
+	case strings.Contains(target, "*"):
+		return Rule{}, fmt.Errorf("\"*\" may only be the whole first label, as in *.example.com; %s", syntax)
+	}
+	h, err := guard.Normalize(target)
+	if err != nil {
+		return Rule{}, fmt.Errorf("%w; %s", err, syntax)
+	}
+	if h.IP.IsValid() {
+		return Rule{Prefix: netip.PrefixFrom(h.IP, h.IP.BitLen())}, nil
+	}
+	return Rule{Host: h.Name}, nil
+}
+
+// parseWildcard reads what follows "*.": a name of two or more labels,
+// since "*.com" would allow a whole top-level domain.
+func parseWildcard(suffix string) (Rule, error) {
+	if suffix == "" || strings.Contains(suffix, "*") {
+		return Rule{}, errors.New("a wildcard is \"*.\" followed by a domain with no other \"*\", as in *.example.com")
+	}
+	h, err := guard.Normalize(suffix)
+	switch {
+	case err != nil:
+		return Rule{}, fmt.Errorf("wildcard domain: %w", err)
+	case h.IP.IsValid():
+		return Rule{}, errors.New("a wildcard needs a domain name after \"*.\", not an address; write the address or a CIDR instead")
+	case !strings.Contains(h.Name, "."):
+		return Rule{}, fmt.Errorf("*.%s is too broad: a wildcard needs at least two labels after \"*.\", as in *.example.%s", h.Name, h.Name)
+	}
+	return Rule{Suffix: h.Name}, nil
+}
+
+// splitPorts separates "target:ports"; a target without ports allows
+// any. A target with ports is bracketed when it is IPv6; an unbracketed
+// target with more than one colon is taken as IPv6 without ports.
 func splitPorts(s string) (string, Ports, error) {
 	if strings.HasPrefix(s, "[") {
 		end := strings.Index(s, "]")
@@ -102,16 +110,20 @@ func splitPorts(s string) (string, Ports, error) {
 			return "", Ports{}, errors.New("unclosed [")
 		}
 		target, rest := s[1:end], s[end+1:]
+		if !strings.Contains(target, ":") {
+			return "", Ports{}, fmt.Errorf("brackets are only for IPv6, not %q", target)
+		}
 		if rest == "" {
 			return target, AnyPort, nil
 		}
-		if !strings.HasPrefix(rest, ":") {
+		port, ok := strings.CutPrefix(rest, ":")
+		if !ok {
 			return "", Ports{}, fmt.Errorf("unexpected %q after ]", rest)
 		}
-		p, err := parsePorts(rest[1:])
+		p, err := parsePorts(port)
 		return target, p, err
 	}
-	if strings.Count(s, ":") > 1 { // a bare IPv6 address or range
+	if strings.Count(s, ":") > 1 {
 		return s, AnyPort, nil
 	}
 	target, port, ok := strings.Cut(s, ":")
@@ -120,22 +132,6 @@ func splitPorts(s string) (string, Ports, error) {
 	}
 	p, err := parsePorts(port)
 	return target, p, err
-}
-
-func parsePorts(s string) (Ports, error) {
-	if s == "*" {
-		return AnyPort, nil
-	}
-	lo, hi, isRange := strings.Cut(s, "-")
-	if !isRange {
-		hi = lo
-	}
-	l, err1 := strconv.ParseUint(lo, 10, 16)
-	h, err2 := strconv.ParseUint(hi, 10, 16)
-	if err1 != nil || err2 != nil || l == 0 || h < l {
-		return Ports{}, fmt.Errorf("bad port %q (1-65535, lo-hi or *)", s)
-	}
-	return Ports{uint16(l), uint16(h)}, nil
 }
 
 // String is the rule's canonical text; ParseRule(r.String()) == r.
@@ -152,10 +148,10 @@ func (r Rule) String() string {
 		target = r.Prefix.String()
 	}
 	ports := r.Ports.String()
-	if ports == "" {
+	switch {
+	case ports == "":
 		return target
-	}
-	if r.Prefix.IsValid() && r.Prefix.Addr().Is6() {
+	case r.Prefix.IsValid() && r.Prefix.Addr().Is6():
 		return "[" + target + "]:" + ports
 	}
 	return target + ":" + ports

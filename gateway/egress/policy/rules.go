@@ -1,15 +1,16 @@
 package policy
 
 import (
-	"fmt"
 	"net/netip"
 	"strings"
 )
 
-// Rules is an allowlist; a destination is allowed when any rule allows it.
+// Rules is an allowlist: a destination is allowed when any rule allows
+// it. The zero value allows nothing.
 type Rules []Rule
 
-// ParseRules parses a list of rules; the error names the bad entry.
+// ParseRules parses a list of rules with ParseRule. The error names the
+// first bad entry and the syntax rules accept.
 func ParseRules(list []string) (Rules, error) {
 	if len(list) == 0 {
 		return nil, nil
@@ -25,7 +26,8 @@ func ParseRules(list []string) (Rules, error) {
 	return rs, nil
 }
 
-// Strings returns the rules' canonical texts.
+// Strings returns the rules' canonical texts, which ParseRules reads
+// back to the same rules.
 func (rs Rules) Strings() []string {
 	if rs == nil {
 		return nil
@@ -37,22 +39,46 @@ func (rs Rules) Strings() []string {
 	return out
 }
 
-// MatchName returns the first Host or Suffix rule allowing the
-// normalised host name on port.
+// MatchName returns the first Host or Suffix rule allowing the host name
+// on port. name must be normalised (guard.Normalize's Name): a name in
+// any other spelling matches nothing.
 func (rs Rules) MatchName(name string, port uint16) (Rule, bool) {
+	if name == "" {
+		return Rule{}, false
+	}
 	for _, r := range rs {
-		if !r.Ports.Contains(port) {
-			continue
-		}
-		if r.Host != "" && r.Host == name || r.Suffix != "" && strings.HasSuffix(name, "."+r.Suffix) {
+		if r.Ports.Contains(port) && r.matchesName(name) {
 			return r, true
 		}
 	}
 	return Rule{}, false
 }
 
-// MatchAddr returns the first Prefix rule containing ip and allowing port.
+// matchesName reports whether r's Host is name, or name is a strict
+// subdomain of r's Suffix.
+func (r Rule) matchesName(name string) bool {
+	switch {
+	case r.Host != "":
+		return r.Host == name
+	case r.Suffix != "":
+		return isSubdomain(name, r.Suffix)
+	}
+	return false
+}
+
+// isSubdomain reports whether name is a strict subdomain of suffix:
+// a.example.com of example.com, but not example.com itself nor
+// badexample.com.
+func isSubdomain(name, suffix string) bool {
+	return len(name) > len(suffix)+1 && strings.HasSuffix(name, suffix) && name[len(name)-len(suffix)-1] == '.'
+}
+
+// MatchAddr returns the first Prefix rule containing ip and allowing
+// port. An address with a zone matches nothing.
 func (rs Rules) MatchAddr(ip netip.Addr, port uint16) (Rule, bool) {
+	if ip.Zone() != "" {
+		return Rule{}, false
+	}
 	for _, r := range rs {
 		if r.Prefix.IsValid() && r.Ports.Contains(port) && r.Prefix.Contains(ip) {
 			return r, true
@@ -61,53 +87,14 @@ func (rs Rules) MatchAddr(ip netip.Addr, port uint16) (Rule, bool) {
 	return Rule{}, false
 }
 
-// HasAddrRules reports whether any Prefix rule allows port, so a name no
-// name rule allows may still be reached at addresses inside those ranges.
+// HasAddrRules reports whether any Prefix rule allows port, so that a
+// name no name rule allows may still be reached at addresses inside
+// those prefixes.
 func (rs Rules) HasAddrRules(port uint16) bool {
 	for _, r := range rs {
 		if r.Prefix.IsValid() && r.Ports.Contains(port) {
 			return true
 		}
-	}
-	return false
-}
-
-// Within returns nil when every rule of rs is covered by a rule of
-// ceiling, else an error naming the first that is not and what the
-// ceiling allows. Name rules are covered only by name rules, address
-// rules only by address rules: which addresses a name has is not known
-// until it is resolved.
-func (rs Rules) Within(ceiling Rules) error {
-	for _, r := range rs {
-		if !ceiling.covers(r) {
-			if len(ceiling) == 0 {
-				return fmt.Errorf("%s is not allowed: the operator allows no network access", r)
-			}
-			return fmt.Errorf("%s is not allowed; allowed: %s", r, strings.Join(ceiling.Strings(), ", "))
-		}
-	}
-	return nil
-}
-
-func (rs Rules) covers(r Rule) bool {
-	for _, c := range rs {
-		if r.Ports.Within(c.Ports) && c.coversTarget(r) {
-			return true
-		}
-	}
-	return false
-}
-
-// coversTarget reports whether c's target includes r's, ports aside.
-func (c Rule) coversTarget(r Rule) bool {
-	switch {
-	case r.Host != "":
-		return c.Host == r.Host || c.Suffix != "" && strings.HasSuffix(r.Host, "."+c.Suffix)
-	case r.Suffix != "":
-		return c.Suffix != "" && (c.Suffix == r.Suffix || strings.HasSuffix(r.Suffix, "."+c.Suffix))
-	case r.Prefix.IsValid():
-		return c.Prefix.IsValid() && c.Prefix.Addr().Is4() == r.Prefix.Addr().Is4() &&
-			c.Prefix.Bits() <= r.Prefix.Bits() && c.Prefix.Contains(r.Prefix.Addr())
 	}
 	return false
 }
