@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -315,9 +317,28 @@ func TestEgressPolicySurvivesRestart(t *testing.T) {
 	// A change after creation is not in the labels; it must survive too.
 	mustOK(t, "sandbox_network", call(t, c, "sandbox_network", map[string]any{"sandbox_id": id, "allow": []string{"sub.allowed.test:80", "rebind.test:80"}}))
 	mustOK(t, "sandbox_network", call(t, c, "sandbox_network", map[string]any{"sandbox_id": id, "allow": []string{"sub.allowed.test:80"}}))
+	// A background process that goes online only after the restart.
+	mustOK(t, "run_shell", call(t, c, "run_shell", map[string]any{"sandbox_id": id, "background": true,
+		"command": "while [ ! -e /workspace/go ]; do sleep 0.1; done; until curl -sf http://sub.allowed.test/hello > /workspace/bg.out; do sleep 0.2; done"}))
 	tg.crash()
 
 	tg2 := restart(t, tg, configure)
+	// No call yet: the adopted sandbox's egress must be up on its own.
+	ws := filepath.Join(tg2.VarDir, "workspaces", id, "mnt")
+	if err := os.WriteFile(filepath.Join(ws, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		out, _ := os.ReadFile(filepath.Join(ws, "bg.out"))
+		if strings.Contains(string(out), "hello from sub.allowed.test") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the background process never got through after the restart (bg.out %q)", out)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	c2 := modernClient(t, tg2.URL)
 	r, _ := shell(t, c2, "curl -sS http://sub.allowed.test/hello; curl -sS http://allowed.test/hello", map[string]any{"sandbox_id": id})
 	if !strings.Contains(r.Stdout, "hello from sub.allowed.test") || !strings.Contains(r.Stdout, "not in this sandbox's allowlist (sub.allowed.test:80)") {

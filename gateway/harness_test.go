@@ -167,6 +167,7 @@ func (tg *testGateway) crash() {
 	tg.closeOnce.Do(func() {
 		tg.srv.CloseClientConnections()
 		tg.srv.Close()
+		tg.gw.DropConnections()
 		tg.store.Close()
 		if tg.Provider != nil {
 			tg.Provider.Close() // the process is gone, and with it the instance lock

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sandgate/sandgate/gateway/audit"
 	"github.com/sandgate/sandgate/gateway/egress/policy"
+	"github.com/sandgate/sandgate/runner/protocol"
 	"github.com/sandgate/sandgate/sandbox"
 )
 
@@ -48,31 +49,47 @@ func (m *sandboxes) reconcile(ctx context.Context) error {
 			m.removeOrphan(ctx, info, "orphaned")
 			continue
 		}
-		sb, err := m.provider.Get(ctx, info.ID)
-		if err != nil {
-			sb = stopped{info: info, p: m.provider} // replaced on first use
-		}
-		b := newBox(sb, info.Owner, info.Tenant, "", info.ExpiresAt)
-		list := info.Network
-		if changed, ok, err := m.loadAllow(info.ID); err != nil {
-			m.log.Warn("read a sandbox's changed network allowlist; it gets none", "sandbox_id", info.ID, "error", err)
-			list = nil
-		} else if ok {
-			list = changed
-		}
-		allow, err := policy.ParseRules(list)
-		if err != nil {
-			// Fail closed: a label this gateway cannot read allows nothing.
-			m.log.Warn("adopted sandbox's network policy unreadable; it gets none", "sandbox_id", info.ID, "error", err)
-			allow = nil
-		}
-		m.attachGate(b, audit.Principal{Issuer: "sandgate", Subject: "owner:" + info.Owner, Tenant: info.Tenant}, allow)
-		m.mu.Lock()
-		m.byID[b.id()] = b
-		m.mu.Unlock()
-		m.log.Info("adopted sandbox", "sandbox_id", info.ID, "state", info.State)
+		m.adopt(ctx, info)
 	}
 	return nil
+}
+
+// adopt takes over a sessionless sandbox a previous gateway made, with
+// its tenant and its allowlist (the one last set, see netstate.go).
+func (m *sandboxes) adopt(ctx context.Context, info sandbox.Info) {
+	sb, err := m.provider.Get(ctx, info.ID)
+	running := err == nil
+	if !running {
+		sb = stopped{info: info, p: m.provider} // replaced on first use
+	}
+	b := newBox(sb, info.Owner, info.Tenant, "", info.ExpiresAt)
+	list := info.Network
+	if changed, ok, err := m.loadAllow(info.ID); err != nil {
+		m.log.Warn("read a sandbox's changed network allowlist; it gets none", "sandbox_id", info.ID, "error", err)
+		list = nil
+	} else if ok {
+		list = changed
+	}
+	allow, err := policy.ParseRules(list)
+	if err != nil {
+		// Fail closed: a list this gateway cannot read allows nothing.
+		m.log.Warn("adopted sandbox's network policy unreadable; it gets none", "sandbox_id", info.ID, "error", err)
+		allow = nil
+	}
+	m.attachGate(b, audit.Principal{Issuer: "sandgate", Subject: "owner:" + info.Owner, Tenant: info.Tenant}, allow)
+	m.mu.Lock()
+	m.byID[b.id()] = b
+	m.mu.Unlock()
+	m.log.Info("adopted sandbox", "sandbox_id", info.ID, "state", info.State)
+	if running {
+		// Its background processes may be using the network already:
+		// the egress session comes up now, not with the owner's next call.
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), protocol.HandshakeTimeout)
+			defer cancel()
+			_, _ = b.connect(ctx)
+		}()
+	}
 }
 
 // reconcileTracked runs on a timer. It removes what the gateway lost
