@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandgate/sandgate/gateway/egress"
 	"github.com/sandgate/sandgate/runner/protocol"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -91,6 +92,25 @@ func TestEnabledTools(t *testing.T) {
 	got = names(Config{EnabledTools: []string{"run_shell", "audit_log"}})
 	if !slices.Equal(got, []string{"run_shell", "audit_log"}) {
 		t.Fatalf("only run_shell and audit_log: %v", got)
+	}
+	open := func(cfg Config) []string {
+		var out []string
+		for _, d := range enabledTools(cfg) {
+			if *d.tool.Annotations.OpenWorldHint {
+				out = append(out, d.tool.Name)
+			}
+		}
+		return out
+	}
+	if got := open(Config{}); !slices.Equal(got, []string{"http_request"}) {
+		t.Errorf("open-world tools without egress: %v, want only http_request", got)
+	}
+	p, err := egress.NewTenantPolicy([]string{"example.com"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := open(Config{Egress: EgressConfig{Policy: egress.Tenants{Deployment: p}}}); !slices.Contains(got, "run_shell") || !slices.Contains(got, "browser_navigate") || slices.Contains(got, "read_file") {
+		t.Errorf("open-world tools with egress: %v", got)
 	}
 	for _, d := range toolDefs() {
 		if d.tool.Annotations.ReadOnlyHint == nil || d.tool.Annotations.DestructiveHint == nil || strings.TrimSpace(d.tool.Description) == "" {

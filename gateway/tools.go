@@ -139,9 +139,20 @@ func enabledTools(cfg Config) []toolDef {
 		if slices.Contains(cfg.DisabledTools, d.tool.Name) {
 			continue
 		}
+		if reachesOut(d.category) && cfg.Egress.Policy.AllowsAny() {
+			// The operator lets sandboxes reach the network: what runs
+			// code or loads pages in one may reach it too.
+			d.tool.Annotations.OpenWorldHint = ptr(true)
+		}
 		out = append(out, d)
 	}
 	return out
+}
+
+// reachesOut reports whether a category's tools run code or load pages
+// that may use the sandbox's egress.
+func reachesOut(category string) bool {
+	return category == catExec || category == catCode || category == catBrowser
 }
 
 // summarize picks the named string arguments, cut to 200 bytes.

@@ -27,6 +27,19 @@ type Tenants struct {
 	ByTenant   map[string]TenantPolicy
 }
 
+// AllowsAny reports whether any tenant's sandboxes may reach anything.
+func (t Tenants) AllowsAny() bool {
+	if len(t.Deployment.Ceiling) > 0 {
+		return true
+	}
+	for _, p := range t.ByTenant {
+		if len(p.Ceiling) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // For returns tenant's policy.
 func (t Tenants) For(tenant string) TenantPolicy {
 	if p, ok := t.ByTenant[tenant]; ok {

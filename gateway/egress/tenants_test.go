@@ -36,3 +36,15 @@ func TestParseTenants(t *testing.T) {
 		}
 	}
 }
+
+func TestAllowsAny(t *testing.T) {
+	t.Parallel()
+	none := egress.Tenants{}
+	p, err := egress.NewTenantPolicy([]string{"example.com"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if none.AllowsAny() || !(egress.Tenants{Deployment: p}).AllowsAny() || !(egress.Tenants{ByTenant: map[string]egress.TenantPolicy{"a": p}}).AllowsAny() {
+		t.Error("AllowsAny: want false only when no ceiling allows anything")
+	}
+}
