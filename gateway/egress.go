@@ -38,7 +38,7 @@ func (g *Server) recordEgress(r egress.Record) {
 	ev := &audit.Event{Kind: audit.KindEgress, Principal: who, SandboxID: r.SandboxID,
 		Outcome: audit.OutcomeOK, DenyReason: r.Refused, DurationMs: r.Duration.Milliseconds(),
 		Connection: &audit.Connection{Proxy: r.Kind, Asked: r.Asked, Host: r.Host, Port: r.Port, SNI: r.SNI, IP: r.IP,
-			Rule: r.Rule, Status: r.Status, Closed: r.Closed, BytesUp: r.BytesUp, BytesDown: r.BytesDown}}
+			Rule: r.Rule, Status: r.Status, Closed: r.Closed, BytesUp: r.BytesUp, BytesDown: r.BytesDown, Unrecorded: r.Unrecorded}}
 	switch {
 	case r.Refused != "":
 		ev.Outcome = audit.OutcomeDenied

@@ -170,4 +170,7 @@ type Connection struct {
 	Closed    string `json:"closed,omitempty"`
 	BytesUp   int64  `json:"bytes_up"`   // sandbox to destination
 	BytesDown int64  `json:"bytes_down"` // destination to sandbox
+	// Unrecorded counts connections refused over the sandbox's rate
+	// limit, since its previous record, that have no record of their own.
+	Unrecorded int64 `json:"unrecorded,omitempty"`
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/sandgate/sandgate/gateway/egress/policy"
 )
@@ -21,6 +22,10 @@ type Gate struct {
 
 	limits Limits
 	budget *budget
+	rate   *budget // new connections, one token each
+	// unrecorded counts connections refused over the rate without a
+	// record of their own; the next record of the gate reports them.
+	unrecorded atomic.Int64
 
 	// updating serialises Update, so what is saved and what applies
 	// are the same list; mu is not held while saving.
@@ -34,7 +39,8 @@ type Gate struct {
 // NewGate returns the gate of a sandbox allowed to reach allow.
 func NewGate(sandboxID, tenant string, principal any, allow policy.Rules, limits Limits) *Gate {
 	limits = limits.WithDefaults()
-	return &Gate{SandboxID: sandboxID, Tenant: tenant, Principal: principal, limits: limits, budget: newBudget(limits.BytesPerMinute), allow: allow}
+	return &Gate{SandboxID: sandboxID, Tenant: tenant, Principal: principal, limits: limits,
+		budget: newBudget(limits.BytesPerMinute), rate: newBudget(int64(limits.ConnsPerMinute)), allow: allow}
 }
 
 // Allow returns the sandbox's current allowlist; a nil Gate allows

@@ -20,9 +20,18 @@ const openTimeout = 10 * time.Second
 func (s *Service) handle(ctx context.Context, st *yamux.Stream, g *Gate) {
 	stream := halfCloser{st}
 	defer stream.Close()
+	if !g.rate.take(1) {
+		// Over the rate: refused at once, counted, not recorded alone.
+		g.unrecorded.Add(1)
+		_ = stream.SetDeadline(time.Now().Add(openTimeout))
+		_ = protocol.WriteEgressFrame(stream, protocol.EgressVerdict{Status: http.StatusTooManyRequests,
+			Reason: fmt.Sprintf("sandgate egress refused: this sandbox opens more than %d connections a minute; slow down", g.limits.ConnsPerMinute)})
+		return
+	}
 	rec := Record{SandboxID: g.SandboxID, Tenant: g.Tenant, Principal: g.Principal, Start: time.Now()}
 	defer func() {
 		rec.Duration = time.Since(rec.Start)
+		rec.Unrecorded = g.unrecorded.Swap(0)
 		s.opts.Record(rec)
 	}()
 	var open protocol.EgressOpen

@@ -10,6 +10,12 @@ import (
 type Limits struct {
 	// MaxConns bounds the sandbox's open connections.
 	MaxConns int
+	// ConnsPerMinute bounds how fast the sandbox opens connections (a
+	// budget refilled continuously). Past it a connection is refused
+	// without a record of its own: one record then counts them, so a
+	// loop of refused connections cannot flood the audit log, whose
+	// failure would stop every tenant's calls.
+	ConnsPerMinute int
 	// BytesPerMinute bounds the bytes moved, both directions together,
 	// over any minute; a connection that would exceed it is closed. It
 	// is a budget that refills continuously, so a burst of a whole
@@ -26,6 +32,7 @@ type Limits struct {
 // speed, not for a sandbox to become a bulk relay.
 var DefaultLimits = Limits{
 	MaxConns:       128,
+	ConnsPerMinute: 600,
 	BytesPerMinute: 4 << 30,
 	IdleTimeout:    5 * time.Minute,
 	DialTimeout:    10 * time.Second,
@@ -36,6 +43,9 @@ func (l Limits) WithDefaults() Limits {
 	d := DefaultLimits
 	if l.MaxConns == 0 {
 		l.MaxConns = d.MaxConns
+	}
+	if l.ConnsPerMinute == 0 {
+		l.ConnsPerMinute = d.ConnsPerMinute
 	}
 	if l.BytesPerMinute == 0 {
 		l.BytesPerMinute = d.BytesPerMinute
@@ -54,6 +64,8 @@ func (l Limits) Validate() error {
 	switch {
 	case l.MaxConns < 1:
 		return fmt.Errorf("egress connection limit %d must be at least 1 (--egress-max-conns)", l.MaxConns)
+	case l.ConnsPerMinute < 1:
+		return fmt.Errorf("egress connection rate %d per minute must be at least 1 (--egress-conns-per-minute)", l.ConnsPerMinute)
 	case l.BytesPerMinute < 64<<10:
 		return fmt.Errorf("egress byte budget %d per minute is below 64 KiB (--egress-bytes-per-minute)", l.BytesPerMinute)
 	case l.IdleTimeout < time.Second:

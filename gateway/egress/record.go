@@ -19,6 +19,9 @@ type Record struct {
 	Closed    string // why an allowed connection was cut early ("" for a normal end)
 	BytesUp   int64  // sandbox → destination
 	BytesDown int64  // destination → sandbox
-	Start     time.Time
-	Duration  time.Duration
+	// Unrecorded counts the connections refused over the rate limit, since
+	// the gate's last record, that have no record of their own.
+	Unrecorded int64
+	Start      time.Time
+	Duration   time.Duration
 }

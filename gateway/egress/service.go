@@ -2,10 +2,13 @@ package egress
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/netip"
 	"syscall"
+	"time"
 
 	"github.com/hashicorp/yamux"
 
@@ -110,12 +113,23 @@ func (s *Service) Ceiling(tenant string) policy.Rules { return s.opts.Ceiling(te
 func (s *Service) Serve(ctx context.Context, sess *yamux.Session, g *Gate) {
 	stop := context.AfterFunc(ctx, func() { _ = sess.Close() })
 	defer stop()
+	defer s.flushUnrecorded(g)
 	for {
 		st, err := sess.AcceptStream()
 		if err != nil {
 			return
 		}
 		go s.handle(ctx, st, g)
+	}
+}
+
+// flushUnrecorded writes the record of connections refused over the rate
+// limit that no later record has counted.
+func (s *Service) flushUnrecorded(g *Gate) {
+	if n := g.unrecorded.Swap(0); n > 0 {
+		s.opts.Record(Record{SandboxID: g.SandboxID, Tenant: g.Tenant, Principal: g.Principal, Start: time.Now(),
+			Status: http.StatusTooManyRequests, Unrecorded: n,
+			Refused: fmt.Sprintf("%d connections refused over the limit of %d a minute", n, g.limits.ConnsPerMinute)})
 	}
 }
 
