@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # setup-host.sh makes a Debian host ready to build and run Sandgate:
 # the Docker engine (dockerd, running), debootstrap for offline image
-# builds, docker-compose for the compose deployment, and Go. It installs
+# builds, docker-compose for the compose deployment, and Go; and for the
+# tests, git (its http-backend and upload-pack serve the egress tests'
+# clones), curl and python3 (the in-process provider's tests run tools
+# on the host). It installs
 # only what is missing; as a non-root user it prints the command to run
 # instead. Safe to run repeatedly; `make run` and `make test` call it.
 set -euo pipefail
@@ -13,6 +16,9 @@ command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
 command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
 command -v docker-compose >/dev/null 2>&1 || missing+=(docker-compose)
 command -v go >/dev/null 2>&1 || [ -x /usr/local/go/bin/go ] || missing+=(golang-go)
+[ -x /usr/lib/git-core/git-http-backend ] || missing+=(git)
+command -v curl >/dev/null 2>&1 || missing+=(curl)
+command -v python3 >/dev/null 2>&1 || missing+=(python3)
 
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
