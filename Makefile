@@ -42,11 +42,22 @@ lint: ## gofmt and go vet
 bench: setup build images ## measure hot-path latency through the gateway (numbers in the README)
 	REQUIRE_DOCKER=1 $(GO) test -run '^$$' -bench . -benchtime 100x -count 1 ./gateway/ ./gateway/audit/ ./sandbox/docker/
 
-fuzz: ## run each fuzz target for FUZZTIME (default 30s)
-	@$(GO) test -list 'Fuzz.*' ./... | awk '/^Fuzz/{names[n++]=$$1} /^ok/{for(i=0;i<n;i++) print $$2, names[i]; n=0}' | \
+# A failing input is always written to testdata/fuzz/<target>/. Go 1.26's
+# fuzz coordinator can also fail a run with a bare "context deadline
+# exceeded" as -fuzztime expires (golang/go#75804, fixed in Go 1.27); a
+# run that ends so and wrote no input is reported, not counted.
+fuzz: ## run each fuzz target for FUZZTIME (default 30s), in FUZZPKGS (default ./...)
+	@$(GO) test -list 'Fuzz.*' $${FUZZPKGS:-./...} | awk '/^Fuzz/{names[n++]=$$1} /^ok/{for(i=0;i<n;i++) print $$2, names[i]; n=0}' | \
 	while read -r pkg target; do \
 	  echo "fuzz $$pkg $$target"; \
-	  $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $${FUZZTIME:-30s} $$pkg || exit 1; \
+	  corpus="$$($(GO) list -f '{{.Dir}}' $$pkg)/testdata/fuzz/$$target"; \
+	  before=$$(ls "$$corpus" 2>/dev/null | wc -l); \
+	  if ! out=$$($(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $${FUZZTIME:-30s} $$pkg 2>&1); then \
+	    echo "$$out"; \
+	    if [ "$$(ls "$$corpus" 2>/dev/null | wc -l)" = "$$before" ] && echo "$$out" | grep -q 'context deadline exceeded'; then \
+	      echo "fuzz: $$target hit Go's fuzztime race (golang/go#75804) and wrote no failing input; not a failure"; \
+	    else exit 1; fi; \
+	  else echo "$$out" | tail -n 2; fi; \
 	done
 
 fuzz-short: ## run each fuzz target for 5 s (CI)
