@@ -101,6 +101,8 @@ func run(ctx context.Context, args []string) error {
 		return fmt.Errorf("make the runner non-dumpable (refusing to run traceable by sandbox code): %w", err)
 	}
 
+	warmThreads(spareThreads)
+
 	acct, err := cgroup.Open()
 	if err != nil {
 		// Accounting is a report, not a limit: the container's cgroup
