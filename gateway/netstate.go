@@ -32,7 +32,7 @@ func (m *sandboxes) saveAllow(id string, rules policy.Rules) error {
 		return fmt.Errorf("keep the network allowlist: %w", err)
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err == nil {
+	if _, err = tmp.Write(data); err == nil {
 		err = tmp.Sync()
 	}
 	if cerr := tmp.Close(); err == nil {
