@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -48,6 +49,7 @@ func TestCompose(t *testing.T) {
 		t.Fatalf("docker-compose up: %v\n%s", err, out)
 	}
 	p.waitHealthy(t)
+	p.waitContainerHealthy(t)
 
 	s := initialize(t, p.baseURL()+"/mcp", p.token(t))
 	res := s.callTool(t, "run_shell", map[string]any{"command": "echo compose-ok"})
@@ -62,6 +64,12 @@ func TestCompose(t *testing.T) {
 	res = s.callTool(t, "run_shell", map[string]any{"command": "stat -f -c %T /workspace; df -B1M --output=size /workspace | tail -1"})
 	if res.IsError || !strings.HasPrefix(res.StructuredContent.Stdout, "ext2/ext3\n") {
 		t.Fatalf("/workspace of a compose sandbox: %+v, want an ext4 file system on disk", res.StructuredContent)
+	}
+
+	// Metrics are on their own loopback port and saw the calls above.
+	metrics := p.get(t, fmt.Sprintf("http://127.0.0.1:%d/metrics", p.metricsPort))
+	if !strings.Contains(metrics, `sandgate_tool_calls_total{outcome="ok",tool="run_shell"} 2`) {
+		t.Errorf("/metrics does not count the two run_shell calls:\n%s", grepLines(metrics, "sandgate_tool_calls_total"))
 	}
 
 	// down stops the gateway with SIGTERM: it must end the session and
@@ -102,9 +110,11 @@ type project struct {
 	instance string
 	home     string
 	port     int
-	env      []string
-	cli      *client.Client
-	bin      string // the host-built static binaries
+	// metricsPort is where the gateway serves /metrics.
+	metricsPort int
+	env         []string
+	cli         *client.Client
+	bin         string // the host-built static binaries
 }
 
 // newProject builds the static binaries into a private build context,
@@ -113,7 +123,7 @@ type project struct {
 func newProject(t *testing.T) *project {
 	t.Helper()
 	suffix := randHex(t, 4)
-	p := &project{name: "sgc" + suffix, instance: "compose-" + suffix, port: freePort(t)}
+	p := &project{name: "sgc" + suffix, instance: "compose-" + suffix, port: freePort(t), metricsPort: freePort(t)}
 	// Removed after the teardown below, which is registered later.
 	home := t.TempDir()
 	p.home = home
@@ -139,6 +149,7 @@ func newProject(t *testing.T) *project {
 	p.env = append(os.Environ(),
 		"SANDGATE_HOME="+home,
 		fmt.Sprintf("SANDGATE_PORT=%d", p.port),
+		fmt.Sprintf("SANDGATE_METRICS_PORT=%d", p.metricsPort),
 		"SANDGATE_INSTANCE="+p.instance,
 		"SANDGATE_BUILD_CONTEXT="+buildContext,
 		// A tag of its own, removed by the teardown, so that a test run
@@ -223,6 +234,62 @@ func (p *project) waitHealthy(t *testing.T) {
 		time.Sleep(250 * time.Millisecond)
 	}
 	t.Fatalf("GET /healthz: not 200 within %v (last: %s)", healthyTimeout, last)
+}
+
+// waitContainerHealthy waits for Docker to call the gateway container
+// healthy: compose.yaml's healthcheck (`gateway healthcheck` run inside
+// it) passed.
+func (p *project) waitContainerHealthy(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(healthyTimeout)
+	var last string
+	for time.Now().Before(deadline) {
+		out, err := p.compose(t.Context(), "ps", "-q", "gateway")
+		if err != nil {
+			t.Fatalf("docker-compose ps: %v\n%s", err, out)
+		}
+		if id := strings.TrimSpace(string(out)); id != "" {
+			c, err := p.cli.ContainerInspect(t.Context(), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.State.Health == nil {
+				t.Fatal("the gateway container has no healthcheck")
+			}
+			if last = c.State.Health.Status; last == "healthy" {
+				return
+			}
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	t.Fatalf("gateway container not healthy within %v (last status %q)", healthyTimeout, last)
+}
+
+// get fetches url and returns its body, failing t on anything but 200.
+func (p *project) get(t *testing.T, url string) string {
+	t.Helper()
+	hc := &http.Client{Timeout: 10 * time.Second}
+	resp, err := hc.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s %s", url, resp.Status, b)
+	}
+	return string(b)
+}
+
+// grepLines returns the lines of s that contain sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // sandboxes lists every container, running or not, of this project's

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/gateway/egress"
+	"github.com/sandgate/sandgate/gateway/metrics"
 	"github.com/sandgate/sandgate/runner/protocol"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -31,8 +32,9 @@ type box struct {
 	// connections and replaced containers. egress serves its sessions
 	// (nil: no egress sessions, every proxied connection is refused by
 	// the runner for want of a gateway).
-	gate   *egress.Gate
-	egress *egress.Service
+	gate    *egress.Gate
+	egress  *egress.Service
+	metrics *metrics.Metrics
 
 	mu     sync.Mutex
 	sb     sandbox.Sandbox // the provider's handle; a replacement swaps it
@@ -88,6 +90,9 @@ func (b *box) connect(ctx context.Context) (*protocol.Client, error) {
 	}
 	if b.client != nil && b.client.Err() == nil {
 		return b.client, nil
+	}
+	if b.client != nil && b.metrics != nil {
+		b.metrics.RunnerReconnects.Inc() // the last connection broke
 	}
 	// The provider's own dial error says whether the sandbox is gone
 	// (sandbox.ErrNotFound); protocol.Dial keeps only its text, so it is

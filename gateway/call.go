@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/sandgate/sandgate/gateway/audit"
+	"github.com/sandgate/sandgate/gateway/metrics"
 	"github.com/sandgate/sandgate/runner/protocol"
 )
 
@@ -23,6 +24,7 @@ type call struct {
 	p       Principal
 	session string
 	req     mcp.CallToolRequest
+	began   time.Time        // when the handler started, for the latency metric
 	box     *box             // nil for tools that need no sandbox
 	note    string           // prepended to the result's text (e.g. diedNote)
 	runner  *protocol.Client // the box's connection
@@ -49,7 +51,7 @@ func (g *Server) handler(d toolDef) server.ToolHandlerFunc {
 		if !ok {
 			return nil, errors.New("no principal in request context") // wiring bug
 		}
-		c := &call{g: g, p: p, session: sessionIDFrom(ctx), req: req}
+		c := &call{g: g, p: p, session: sessionIDFrom(ctx), req: req, began: time.Now()}
 		args := req.GetArguments()
 		start := &audit.Event{Kind: audit.KindToolStart, Principal: p.audit(), Session: c.session, Tool: d.tool.Name,
 			RequestID: uuid.NewString(), ArgsDigest: audit.Digest(args), Summary: d.summary(args)}
@@ -168,6 +170,8 @@ func (c *call) finish(ctx context.Context, res *mcp.CallToolResult, began time.T
 	if res.IsError && e.Error == "" {
 		e.Error = cut(resultText(res), 500)
 	}
+	c.g.metrics.ToolCalls.WithLabelValues(e.Tool, e.Outcome).Inc()
+	metrics.Since(c.g.metrics.ToolSeconds.WithLabelValues(e.Tool), c.began)
 	if err := c.g.audit.Append(context.WithoutCancel(ctx), e); err != nil {
 		c.g.log.Error("audit append failed; withholding result", "tool", e.Tool, "error", err)
 		return mcp.NewToolResultError(fmt.Sprintf("%v: %s ran but its end could not be recorded, so its result is withheld (%v)", errAuditDown, e.Tool, err)), nil

@@ -121,7 +121,7 @@ func (c Config) Validate() error {
 	}
 	// Without authentication everyone who can connect is the one local
 	// principal; only loopback keeps that to this machine.
-	if c.Auth == nil && !isLoopback(host) {
+	if c.Auth == nil && !IsLoopback(host) {
 		return fmt.Errorf("listen address %q is not loopback: the gateway has no authentication configured, so it only listens on 127.0.0.1, ::1 or localhost", c.Addr)
 	}
 	if c.VarDir == "" {
@@ -152,7 +152,9 @@ func (c Config) Validate() error {
 	return checkMemory(l, false)
 }
 
-func isLoopback(host string) bool {
+// IsLoopback reports whether host (a name or an IP, no port) is this
+// machine's loopback.
+func IsLoopback(host string) bool {
 	if host == "localhost" {
 		return true
 	}

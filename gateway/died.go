@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/sandgate/sandgate/gateway/metrics"
 	"time"
 
 	"github.com/sandgate/sandgate/gateway/audit"
@@ -99,7 +100,9 @@ func (m *sandboxes) replace(ctx context.Context, b *box, gen int, p Principal, w
 	start := time.Now()
 	spec := sandbox.Spec{ID: b.id(), Image: old.Image, Limits: m.cfg.Limits, Owner: b.owner, Session: b.session,
 		Tenant: b.tenant, Network: b.gate.Allow().Strings(), ExpiresAt: b.expires}
+	m.metrics.RunnerDeaths.Inc()
 	sb, err := m.provider.Recreate(context.WithoutCancel(ctx), spec)
+	m.counted(metrics.StartReplace, start, err)
 	ev := &audit.Event{Kind: audit.KindSandboxReplace, Principal: p.audit(), Session: b.session, SandboxID: b.id(),
 		Summary: map[string]string{"reason": "runner " + why}, Outcome: audit.OutcomeOK, DurationMs: time.Since(start).Milliseconds()}
 	if err != nil {

@@ -45,6 +45,10 @@ func (g *Server) recordEgress(r egress.Record) {
 	case r.Closed != "":
 		ev.Outcome = audit.OutcomeError
 	}
+	g.metrics.EgressConnections.WithLabelValues(ev.Outcome).Inc()
+	if r.Unrecorded > 0 {
+		g.metrics.EgressConnections.WithLabelValues(audit.OutcomeDenied).Add(float64(r.Unrecorded))
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), egressAuditTimeout)
 	defer cancel()
 	if err := g.audit.Append(ctx, ev); err != nil {

@@ -334,3 +334,6 @@ func restart(t testing.TB, old *testGateway, mutate ...func(*gateway.Config)) *t
 	t.Cleanup(func() { tg.Close() })
 	return tg
 }
+
+// Metrics is the gateway's /metrics handler.
+func (tg *testGateway) Metrics() http.Handler { return tg.gw.MetricsHandler() }

@@ -76,7 +76,7 @@ func (m *sandboxes) adopt(ctx context.Context, info sandbox.Info) {
 		m.log.Warn("adopted sandbox's network policy unreadable; it gets none", "sandbox_id", info.ID, "error", err)
 		allow = nil
 	}
-	m.attachGate(b, audit.Principal{Issuer: "sandgate", Subject: "owner:" + info.Owner, Tenant: info.Tenant}, allow)
+	m.wire(b, audit.Principal{Issuer: "sandgate", Subject: "owner:" + info.Owner, Tenant: info.Tenant}, allow)
 	m.mu.Lock()
 	m.byID[b.id()] = b
 	m.mu.Unlock()

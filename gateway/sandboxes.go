@@ -13,6 +13,7 @@ import (
 	"github.com/sandgate/sandgate/gateway/audit"
 	"github.com/sandgate/sandgate/gateway/egress"
 	"github.com/sandgate/sandgate/gateway/egress/policy"
+	"github.com/sandgate/sandgate/gateway/metrics"
 	"github.com/sandgate/sandgate/sandbox"
 )
 
@@ -29,6 +30,7 @@ type sandboxes struct {
 	audit    audit.Sink
 	log      *slog.Logger
 	egress   *egress.Service // nil: no egress sessions (unit tests)
+	metrics  *metrics.Metrics
 
 	mu        sync.Mutex
 	byID      map[string]*box
@@ -98,10 +100,21 @@ func (m *sandboxes) defaultAllow(tenant string) policy.Rules {
 	return m.cfg.Egress.Policy.For(tenant).Default
 }
 
-// attachGate gives b its egress state.
-func (m *sandboxes) attachGate(b *box, who audit.Principal, allow policy.Rules) {
+// wire gives b its egress state and metrics.
+func (m *sandboxes) wire(b *box, who audit.Principal, allow policy.Rules) {
 	b.gate = egress.NewGate(b.id(), b.tenant, who, allow, m.cfg.Egress.Limits)
 	b.egress = m.egress
+	b.metrics = m.metrics
+}
+
+// counted records a sandbox start from source in the metrics.
+func (m *sandboxes) counted(source string, began time.Time, err error) {
+	outcome := audit.OutcomeOK
+	if err != nil {
+		outcome = audit.OutcomeError
+	}
+	m.metrics.SandboxStarts.WithLabelValues(source, outcome).Inc()
+	metrics.Since(m.metrics.SandboxStartSeconds.WithLabelValues(source), began)
 }
 
 // create starts a sandbox for p, allowed to reach allow, and records it.
@@ -119,6 +132,7 @@ func (m *sandboxes) create(ctx context.Context, p Principal, session, image stri
 	m.setPending(spec.ID, true)
 	defer m.setPending(spec.ID, false)
 	sb, err := m.provider.Create(ctx, spec)
+	m.counted(metrics.StartCold, now, err)
 	ev := &audit.Event{Kind: audit.KindSandboxCreate, Principal: p.audit(), Session: session,
 		Summary: map[string]string{"image": image}, Outcome: "ok", DurationMs: time.Since(now).Milliseconds()}
 	if err != nil {
@@ -128,7 +142,7 @@ func (m *sandboxes) create(ctx context.Context, p Principal, session, image stri
 	}
 	ev.SandboxID, ev.ContainerID = sb.ID(), sb.Info().ContainerID
 	b := newBox(sb, p.Digest(), p.Tenant, session, spec.ExpiresAt)
-	m.attachGate(b, p.audit(), allow)
+	m.wire(b, p.audit(), allow)
 	if err := m.audit.Append(ctx, ev); err != nil {
 		// Nothing may run unaudited: without its create record the
 		// sandbox must not exist either.
@@ -163,6 +177,18 @@ func (m *sandboxes) reserve(tenant string) (func(), error) {
 		m.reserved[tenant]--
 		m.mu.Unlock()
 	}, nil
+}
+
+// perTenant counts the tracked sandboxes of each tenant (adopted ones
+// whose tenant is unknown count under "").
+func (m *sandboxes) perTenant() map[string]int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := map[string]int{}
+	for _, b := range m.byID {
+		n[b.tenant]++
+	}
+	return n
 }
 
 // destroy removes b for reason ("sandbox_destroy", "session ended", "idle",

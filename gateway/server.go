@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/sandgate/sandgate/gateway/audit"
+	"github.com/sandgate/sandgate/gateway/metrics"
 	"github.com/sandgate/sandgate/sandbox"
 )
 
@@ -37,6 +38,7 @@ type Server struct {
 	args     *argValidator
 	limits   *callLimits
 	http     *server.StreamableHTTPServer
+	metrics  *metrics.Metrics
 	ready    atomic.Bool
 	stop     context.CancelFunc
 }
@@ -52,9 +54,17 @@ func New(ctx context.Context, cfg Config, p sandbox.Provider, store AuditStore, 
 	if err := checkMemory(cfg.Limits, !workspaceDurable(p)); err != nil {
 		return nil, err
 	}
-	g := &Server{cfg: cfg, log: log, audit: store, limits: newCallLimits(cfg.ToolCallsPerMinute)}
+	m := metrics.New()
+	g := &Server{cfg: cfg, log: log, audit: timedAudit{store, m}, limits: newCallLimits(cfg.ToolCallsPerMinute), metrics: m}
+	if s, ok := store.(interface {
+		OnSync(func(time.Duration, int))
+	}); ok {
+		s.OnSync(m.ObserveSync)
+	}
 	var err error
-	g.boxes = newSandboxes(p, cfg, store, log)
+	g.boxes = newSandboxes(p, cfg, g.audit, log)
+	g.boxes.metrics = m
+	m.MustRegister(liveSandboxes{g.boxes})
 	g.boxes.egress = g.newEgress()
 	g.sessions = newSessions(g.onSessionEnd)
 	if err = g.boxes.reconcile(ctx); err != nil {
@@ -93,30 +103,42 @@ func New(ctx context.Context, cfg Config, p sandbox.Provider, store AuditStore, 
 	return g, nil
 }
 
-// Handler returns the gateway's HTTP handler: /mcp and /healthz.
+// Handler returns the gateway's HTTP handler: /mcp, /healthz and, with
+// authentication, the OAuth routes. Every route's requests are counted by
+// status in the metrics (see MetricsHandler).
 func (g *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", g.mcpMiddleware(g.http))
+	count := g.metrics.Instrument
+	mux.Handle("/mcp", count("mcp", g.mcpMiddleware(g.http)))
 	if g.cfg.Auth != nil {
 		// RFC 9728: the metadata of the /mcp resource, at the root and at
 		// the path-inserted location clients derive from the resource.
-		mh := g.cfg.Auth.MetadataHandler()
+		mh := count("metadata", g.cfg.Auth.MetadataHandler())
 		mux.Handle("GET /.well-known/oauth-protected-resource", mh)
 		mux.Handle("GET /.well-known/oauth-protected-resource/", mh)
 	}
-	for _, route := range g.cfg.AuthRoutes {
-		mux.Handle(route, g.cfg.AuthServer)
+	if len(g.cfg.AuthRoutes) > 0 {
+		as := count("oauth", g.cfg.AuthServer)
+		for _, route := range g.cfg.AuthRoutes {
+			mux.Handle(route, as)
+		}
 	}
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("GET /healthz", count("healthz", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !g.ready.Load() {
 			http.Error(w, "starting", http.StatusServiceUnavailable)
 			return
 		}
 		w.Header().Set("Content-Type", "text/plain")
 		fmt.Fprintln(w, "ok")
-	})
+	})))
+	mux.Handle("/", count("other", http.NotFoundHandler()))
 	return mux
 }
+
+// MetricsHandler serves the gateway's metrics in the Prometheus format.
+// It is meant for a listener of its own (cmd/gateway's --metrics-addr),
+// not for the public one: it needs no token.
+func (g *Server) MetricsHandler() http.Handler { return g.metrics.Handler() }
 
 // onSessionEnd is called once per legacy session when it ends, for any reason.
 func (g *Server) onSessionEnd(id, reason string) {

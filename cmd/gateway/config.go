@@ -34,6 +34,8 @@ type config struct {
 	// sandbox/workspace).
 	WorkspaceBackend workspace.Backend
 	LogLevel         slog.Level
+	MetricsAddr      string // where /metrics is served; "" turns it off
+	Pprof            bool   // serve /debug/pprof beside /metrics
 
 	AuthMode              string // embedded, external or none
 	PublicURL             string // the gateway's origin as clients see it
@@ -98,6 +100,8 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.IntrospectionSecret, "introspection-client-secret", "", "client secret for the introspection endpoint")
 	fs.IntVar(&c.HTTP.MaxConnections, "max-connections", 4096, "client connections served at once; more wait for one to close")
 	fs.DurationVar(&c.HTTP.ReadHeaderTimeout, "read-header-timeout", 10*time.Second, "close a connection whose request headers take longer than this")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", "127.0.0.1:9464", "serve Prometheus /metrics on this address, apart from the MCP one (empty: off)")
+	fs.BoolVar(&c.Pprof, "pprof", false, "also serve the Go profiler at /debug/pprof on --metrics-addr (loopback only)")
 	fs.BoolVar(&c.Dev, "dev", false, "development mode: create a dev user on first start and accept http://localhost client metadata documents")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: gateway [flags]\n\nEvery flag can also be set as %s<NAME> (dashes as underscores); a flag on the command line wins.\n\n", envPrefix)
@@ -108,7 +112,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 		return c, err
 	}
 	if fs.NArg() > 0 {
-		return c, fmt.Errorf("unexpected argument %q; subcommands: audit verify FILE", fs.Arg(0))
+		return c, fmt.Errorf("unexpected argument %q; subcommands: audit verify FILE, healthcheck, client add, keys rotate, user add", fs.Arg(0))
 	}
 	if err := applyEnv(fs); err != nil {
 		return c, err

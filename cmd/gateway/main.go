@@ -2,6 +2,7 @@
 //
 //	gateway [flags]                 serve MCP at http://ADDR/mcp
 //	gateway audit verify FILE       check an audit log's hash chain
+//	gateway healthcheck             exit 0 when a local gateway is healthy
 package main
 
 import (
@@ -37,6 +38,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		switch args[0] {
 		case "audit":
 			return runAudit(args[1:], stdout)
+		case "healthcheck":
+			return runHealthcheck(ctx, args[1:], stdout)
 		case "client", "keys", "user":
 			return runAdmin(args, os.Stdin, stdout)
 		}
@@ -77,6 +80,13 @@ func serve(ctx context.Context, cfg config, stderr io.Writer, log *slog.Logger) 
 		return fmt.Errorf("listen on %s: %w", gcfg.Addr, err)
 	}
 	defer ln.Close()
+	ms, err := listenMetrics(cfg.MetricsAddr, cfg.Pprof)
+	if err != nil {
+		return err
+	}
+	if ms != nil {
+		defer ms.close()
+	}
 
 	provider, err := docker.New(ctx, docker.Config{RunnerPath: cfg.RunnerPath, SocketDir: gcfg.SocketDir(), Image: gcfg.Image,
 		Instance: cfg.Instance, Runtime: cfg.Runtime, CAFile: cfg.SandboxCA, WorkspaceDir: filepath.Join(gcfg.VarDir, "workspaces"), WorkspaceBackend: cfg.WorkspaceBackend,
@@ -96,6 +106,10 @@ func serve(ctx context.Context, cfg config, stderr io.Writer, log *slog.Logger) 
 	g, err := gateway.New(ctx, gcfg, provider, store, log)
 	if err != nil {
 		return err
+	}
+	if ms != nil {
+		ms.serve(g.MetricsHandler(), cfg.Pprof)
+		log.Info("metrics serving", "url", "http://"+ms.ln.Addr().String()+"/metrics", "pprof", cfg.Pprof)
 	}
 	hs := gateway.NewHTTPServer(g.Handler(), cfg.HTTP)
 	errc := make(chan error, 1)

@@ -113,7 +113,7 @@ func TestDockerUnreachableIsAClearError(t *testing.T) {
 	os.WriteFile(runner, []byte("#!/bin/sh\n"), 0o755)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	err := run(ctx, []string{"--addr", "127.0.0.1:0", "--var", t.TempDir(), "--runner", runner}, &bytes.Buffer{}, &bytes.Buffer{})
+	err := run(ctx, []string{"--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--var", t.TempDir(), "--runner", runner}, &bytes.Buffer{}, &bytes.Buffer{})
 	if err == nil || !strings.Contains(strings.ToLower(err.Error()), "docker") {
 		t.Fatalf("want an error about the Docker engine, got %v", err)
 	}

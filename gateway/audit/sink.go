@@ -48,6 +48,7 @@ type FileSink struct {
 	closed bool
 
 	durable atomic.Int64 // file size covered by the last successful fsync
+	onSync  atomic.Pointer[func(time.Duration, int)]
 
 	// Owned by run.
 	f      file
@@ -115,6 +116,11 @@ func (s *FileSink) Close() error {
 	}
 	return nil
 }
+
+// OnSync sets a function called after each successful group commit with
+// its write-and-fsync time and the number of records it made durable (for
+// metrics). It runs on the writer goroutine, so it must be quick.
+func (s *FileSink) OnSync(f func(d time.Duration, records int)) { s.onSync.Store(&f) }
 
 // TornTail returns the file to which OpenFile moved an incomplete last
 // line it found (the trace of a crash during a write), or "" if the log
@@ -187,11 +193,15 @@ func (s *FileSink) commit(batch []*request) (rest []*request) {
 	if len(ok) == 0 {
 		return rest
 	}
+	began := time.Now()
 	if err := s.write(buf); err != nil {
 		for _, x := range ok {
 			x.r.done <- err
 		}
 		return rest
+	}
+	if f := s.onSync.Load(); f != nil {
+		(*f)(time.Since(began), len(ok))
 	}
 	s.seq, s.last = seq, prev
 	s.size += int64(len(buf))
