@@ -38,6 +38,35 @@ func BenchmarkReadFile1KiB(b *testing.B) {
 	}
 }
 
+func BenchmarkReadFile1MiB(b *testing.B) {
+	c := benchSession(b)
+	content := strings.Repeat(strings.Repeat("x", 1023)+"\n", 1024)
+	if res, err := callErr(b.Context(), c, "write_file", map[string]any{"path": "mib.txt", "content": content}); err != nil || res.IsError {
+		b.Fatalf("write_file: %v", err)
+	}
+	b.SetBytes(int64(len(content)))
+	b.ResetTimer()
+	for b.Loop() {
+		res, err := callErr(b.Context(), c, "read_file", map[string]any{"path": "mib.txt"})
+		if err != nil || res.IsError || len(text(res)) != len(content) {
+			b.Fatalf("read_file: %v", err)
+		}
+	}
+}
+
+func BenchmarkWriteFile8MiB(b *testing.B) {
+	c := benchSession(b)
+	content := strings.Repeat(strings.Repeat("y", 1023)+"\n", 8<<10)
+	b.SetBytes(int64(len(content)))
+	b.ResetTimer()
+	for b.Loop() {
+		res, err := callErr(b.Context(), c, "write_file", map[string]any{"path": "8mib.txt", "content": content})
+		if err != nil || res.IsError {
+			b.Fatalf("write_file: %v %v", err, res)
+		}
+	}
+}
+
 // BenchmarkDockerExecEcho is the baseline a hand-rolled `docker exec`
 // gateway pays per call, against the same kind of container.
 func BenchmarkDockerExecEcho(b *testing.B) {

@@ -24,6 +24,7 @@ type call struct {
 	p       Principal
 	session string
 	req     mcp.CallToolRequest
+	args    map[string]any   // decoded once; see callArguments
 	began   time.Time        // when the handler started, for the latency metric
 	box     *box             // nil for tools that need no sandbox
 	note    string           // prepended to the result's text (e.g. diedNote)
@@ -34,10 +35,23 @@ type call struct {
 // bind decodes the call's arguments into T.
 func bind[T any](c *call) (T, error) {
 	var v T
-	if err := c.req.BindArguments(&v); err != nil {
+	if err := bindArgs(c.args, &v); err != nil {
 		return v, fmt.Errorf("arguments: %w", err)
 	}
 	return v, nil
+}
+
+// callArguments returns a call's decoded arguments: those the edge took
+// out of the request body, or, for a request that did not come through
+// it, mcp-go's.
+func callArguments(ctx context.Context, req mcp.CallToolRequest) map[string]any {
+	if msg, ok := ctx.Value(messageKey{}).(rpcMessage); ok && msg.args != nil {
+		return msg.args
+	}
+	if args := req.GetArguments(); args != nil {
+		return args
+	}
+	return map[string]any{}
 }
 
 // handler wraps a toolDef with what every call needs: the caller's
@@ -51,8 +65,8 @@ func (g *Server) handler(d toolDef) server.ToolHandlerFunc {
 		if !ok {
 			return nil, errors.New("no principal in request context") // wiring bug
 		}
-		c := &call{g: g, p: p, session: sessionIDFrom(ctx), req: req, began: time.Now()}
-		args := req.GetArguments()
+		args := callArguments(ctx, req)
+		c := &call{g: g, p: p, session: sessionIDFrom(ctx), req: req, args: args, began: time.Now()}
 		start := &audit.Event{Kind: audit.KindToolStart, Principal: p.audit(), Session: c.session, Tool: d.tool.Name,
 			RequestID: uuid.NewString(), ArgsDigest: audit.Digest(args), Summary: d.summary(args)}
 		c.end = &audit.Event{Kind: audit.KindToolEnd, Principal: start.Principal, Session: c.session, Tool: d.tool.Name,
@@ -61,7 +75,7 @@ func (g *Server) handler(d toolDef) server.ToolHandlerFunc {
 		if ok, wait := g.limits.allow(p.Tenant, time.Now()); !ok {
 			return c.deny(ctx, mcp.NewToolResultError(fmt.Sprintf("rate limit: your tenant may make %d tool calls a minute; retry in %.1f s", g.cfg.ToolCallsPerMinute, wait.Seconds())), "rate limit")
 		}
-		if err := g.args.check(d.tool.Name, req.Params.Arguments); err != nil {
+		if err := g.args.check(d.tool.Name, args); err != nil {
 			return c.deny(ctx, c.errorResult(err), "invalid arguments")
 		}
 		if d.needsBox {

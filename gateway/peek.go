@@ -25,6 +25,9 @@ type rpcMessage struct {
 		Name string         `json:"name"`
 		Meta map[string]any `json:"_meta"`
 	} `json:"params"`
+	// args are a tools/call's decoded arguments when the edge took them
+	// out of the body (see splitToolCall); nil otherwise.
+	args  map[string]any
 	batch bool // the body is a JSON array
 	// problem, when code is not 0, is a shape mcp-go would answer vaguely
 	// or not at all; the edge answers it with this JSON-RPC error.
@@ -44,7 +47,9 @@ type shape struct {
 }
 
 // peekMessage reads r's body (bounded by the MaxBytesReader the caller
-// installed), puts it back for the next handler, and decodes what it can.
+// installed), puts it back for the next handler (a tools/call without its
+// arguments, which it returns decoded: see splitToolCall), and decodes
+// what it can.
 // A body that is not a JSON-RPC object decodes to a zero message; mcp-go
 // answers it with the precise JSON-RPC error.
 func peekMessage(r *http.Request) (rpcMessage, error) {
@@ -56,11 +61,16 @@ func peekMessage(r *http.Request) (rpcMessage, error) {
 	if err != nil {
 		return msg, err
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
 	if trimmed := bytes.TrimLeft(body, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '[' {
 		msg.batch = true
+		r.Body = io.NopCloser(bytes.NewReader(body))
 		return msg, nil
 	}
+	if call, rest, ok := splitToolCall(body); ok {
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(rest)), int64(len(rest))
+		return call, nil
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
 	_ = json.Unmarshal(body, &msg)
 	var sh shape
 	if json.Unmarshal(body, &sh) == nil {

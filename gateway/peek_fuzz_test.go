@@ -2,8 +2,10 @@ package gateway
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"testing"
 )
 
@@ -18,6 +20,9 @@ func FuzzPeekMessage(f *testing.F) {
 		`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`,
 		`{"method":"tools/call","METHOD":"initialize","params":{"name":1}}`,
 		`{"id":1,"method":"tools/call","params":{"name":"a","name":"b"}}`,
+		`{"ID":"7","Method":"tools/call","PARAMS":{"Name":"x","ARGUMENTS":{"a":[1,2.5,"\u2028"]},"_META":{"k":1},"task":{"ttl":5}},"extra":true}`,
+		`{"id":1,"method":"tools/call","params":{"name":"a","arguments":null}}`,
+		`{"id":1,"method":"tools/call","params":{"name":"a","arguments":{"x":1}},"params":{"name":"b"}}`,
 		"\xff\xfe{", `{"params":` + string(bytes.Repeat([]byte("["), 10000)),
 		``,
 	} {
@@ -31,8 +36,11 @@ func FuzzPeekMessage(f *testing.F) {
 		}
 		rest := new(bytes.Buffer)
 		rest.ReadFrom(r.Body)
-		if !bytes.Equal(rest.Bytes(), body) {
+		if msg.args == nil && !bytes.Equal(rest.Bytes(), body) {
 			t.Fatal("the next handler does not see the body the client sent")
+		}
+		if msg.args != nil {
+			sameCallWithoutArguments(t, body, rest.Bytes(), msg.args)
 		}
 		again, _ := peekMessage(httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader(body)))
 		if again.Method != msg.Method || again.Params.Name != msg.Params.Name || again.metaVersion() != msg.metaVersion() {
@@ -40,4 +48,45 @@ func FuzzPeekMessage(f *testing.F) {
 		}
 		_ = msg.needsSession()
 	})
+}
+
+// sameCallWithoutArguments checks a body the edge rewrote: mcp-go must
+// read from rest exactly what it would have read from body, except the
+// arguments, which are empty in rest and equal to args as decoded.
+func sameCallWithoutArguments(t *testing.T, body, rest []byte, args map[string]any) {
+	t.Helper()
+	type call struct {
+		JSONRPC string `json:"jsonrpc"`
+		ID      any    `json:"id"`
+		Method  string `json:"method"`
+		Params  struct {
+			Name      string         `json:"name"`
+			Meta      map[string]any `json:"_meta"`
+			Arguments any            `json:"arguments"`
+			Task      any            `json:"task"`
+		} `json:"params"`
+		Extra any `json:"extra"`
+	}
+	var was, now call
+	errWas, errNow := json.Unmarshal(body, &was), json.Unmarshal(rest, &now)
+	if (errWas == nil) != (errNow == nil) {
+		t.Fatalf("the original decodes with %v, the rewritten body with %v:\n%s\n%s", errWas, errNow, body, rest)
+	}
+	if errWas != nil {
+		return
+	}
+	wantArgs := was.Params.Arguments
+	if wantArgs == nil {
+		wantArgs = map[string]any{}
+	}
+	if !reflect.DeepEqual(wantArgs, any(args)) {
+		t.Fatalf("edge arguments %v, body's %v", args, was.Params.Arguments)
+	}
+	if got, ok := now.Params.Arguments.(map[string]any); !ok || len(got) != 0 {
+		t.Fatalf("the rewritten body still carries arguments: %s", rest)
+	}
+	was.Params.Arguments, now.Params.Arguments = nil, nil
+	if !reflect.DeepEqual(was, now) {
+		t.Fatalf("mcp-go would read %+v from the rewrite, %+v from the original", now, was)
+	}
 }

@@ -99,7 +99,15 @@ func runReadFile(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
 		return nil, err
 	}
 	req := protocol.ReadRequest{Path: a.Path, Offset: a.Offset, Limit: a.Limit, StartLine: a.StartLine, EndLine: a.EndLine, Encoding: a.Encoding}
-	return unaryTool(ctx, c, protocol.OpFileRead, req, func(r protocol.ReadResult) string { return r.Content })
+	var res protocol.ReadResult
+	if err := c.runner.Call(ctx, protocol.OpFileRead, req, &res); err != nil {
+		return nil, err
+	}
+	// The content goes once, as the text content; structuredContent is
+	// the metadata (path, size, range, encoding), not a second copy.
+	content := res.Content
+	res.Content = ""
+	return structured(res, content, false), nil
 }
 
 func runWriteFile(ctx context.Context, c *call) (*mcp.CallToolResult, error) {

@@ -48,8 +48,9 @@ func newArgValidator(defs []toolDef) (*argValidator, error) {
 }
 
 // check returns nil when args fit tool's schema, or an error listing every
-// problem as "where: what".
-func (v *argValidator) check(tool string, args any) error {
+// problem as "where: what". args must be decoded JSON (maps, slices,
+// float64, string, bool, nil), which the validator reads as it is.
+func (v *argValidator) check(tool string, args map[string]any) error {
 	sch := v.schemas[tool]
 	if sch == nil {
 		return nil
@@ -57,15 +58,7 @@ func (v *argValidator) check(tool string, args any) error {
 	if args == nil {
 		args = map[string]any{}
 	}
-	raw, err := json.Marshal(args)
-	if err != nil {
-		return fmt.Errorf("arguments are not JSON: %w", err)
-	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		return fmt.Errorf("arguments are not JSON: %w", err)
-	}
-	err = sch.Validate(inst)
+	err := sch.Validate(args)
 	var verr *jsonschema.ValidationError
 	if !errors.As(err, &verr) {
 		return err

@@ -115,7 +115,7 @@ func (s *session) serve() {
 			return
 		}
 		var req protocol.Request
-		if err := json.Unmarshal(frame, &req); err != nil {
+		if err := protocol.Unmarshal(frame, &req); err != nil {
 			_ = s.conn.Close(websocket.StatusProtocolError, "bad request frame")
 			return
 		}
@@ -157,20 +157,30 @@ func (s *session) handle(ctx context.Context, req protocol.Request) {
 	res, err := h(ctx, req.Params, emit)
 	if err != nil {
 		end.Error = toProtocolError(err)
-	} else if end.Result, err = json.Marshal(res); err != nil {
-		end.Error = protocol.Errorf(protocol.CodeInternal, "encode %s result: %v", req.Op, err)
+		s.send(end)
+		return
 	}
-	s.send(end)
+	frame, err := protocol.EncodeEvent(end, res)
+	if err != nil {
+		end.Error = protocol.Errorf(protocol.CodeInternal, "encode %s result: %v", req.Op, err)
+		s.send(end)
+		return
+	}
+	s.write(frame)
 }
 
 // send writes one event. coder/websocket serialises concurrent writers; a
 // failed write means the connection is gone, which serve notices.
 func (s *session) send(ev protocol.Event) {
-	frame, err := json.Marshal(ev)
+	frame, err := protocol.EncodeEvent(ev, ev.Result)
 	if err != nil {
 		s.log.Error("encode event", "request_id", ev.ID, "error", err)
 		return
 	}
+	s.write(frame)
+}
+
+func (s *session) write(frame []byte) {
 	if err := s.conn.Write(s.life, websocket.MessageText, frame); err != nil {
 		s.cancel()
 	}

@@ -33,14 +33,45 @@ func Digest(v any) string {
 	if err != nil {
 		return ""
 	}
-	var generic any
-	if err := json.Unmarshal(b, &generic); err != nil {
-		return ""
-	}
-	if b, err = marshal(generic); err != nil {
-		return ""
+	// Decoded JSON (tool arguments) is encoded canonically as it is; any
+	// other value is normalised by a round trip first. Skipping the round
+	// trip matters for a 64 MiB write_file.
+	if !isDecodedJSON(v) {
+		var generic any
+		if err := json.Unmarshal(b, &generic); err != nil {
+			return ""
+		}
+		if b, err = marshal(generic); err != nil {
+			return ""
+		}
 	}
 	return sum(b)
+}
+
+// isDecodedJSON reports whether v is made only of what json.Unmarshal
+// produces into an any (maps, slices, float64, string, bool, nil), for
+// which marshal's output is already the canonical form. (A float64 is:
+// it prints in the shortest form that reads back as the same float64.)
+func isDecodedJSON(v any) bool {
+	switch x := v.(type) {
+	case nil, string, bool, float64:
+		return true
+	case map[string]any:
+		for _, e := range x {
+			if !isDecodedJSON(e) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		for _, e := range x {
+			if !isDecodedJSON(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // marshal encodes v as one line of JSON without HTML escaping and without

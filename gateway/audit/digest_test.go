@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/sandgate/sandgate/gateway/audit"
@@ -55,5 +56,29 @@ func TestDigest(t *testing.T) {
 		if got := audit.Digest(v); got != "" {
 			t.Errorf("Digest(%T) = %q, want \"\"", v, got)
 		}
+	}
+}
+
+// TestDigestDecodedFastPath: decoded arguments skip the round trip, and
+// must digest exactly as their raw text does through it.
+func TestDigestDecodedFastPath(t *testing.T) {
+	for _, raw := range []string{
+		`{"b":1.0,"a":[1e2,-0,0.1,"x\u2028y",null,true,{"z":{},"y":[]}],"c":"<&>","d":"\ud83d\ude00\u0001"}`,
+		`{"content":"` + strings.Repeat("x", 1<<16) + `"}`,
+		`{}`,
+	} {
+		var decoded any
+		if err := json.Unmarshal([]byte(raw), &decoded); err != nil {
+			t.Fatal(err)
+		}
+		if !audit.IsDecodedJSON(decoded) {
+			t.Fatalf("%.40s: not seen as decoded JSON", raw)
+		}
+		if fast, slow := audit.Digest(decoded), audit.Digest(json.RawMessage(raw)); fast != slow || fast == "" {
+			t.Fatalf("%.40s: decoded %s, raw %s", raw, fast, slow)
+		}
+	}
+	if audit.IsDecodedJSON(map[string]any{"n": 1}) || audit.IsDecodedJSON(struct{}{}) {
+		t.Fatal("an int or a struct taken for decoded JSON")
 	}
 }

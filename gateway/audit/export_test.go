@@ -54,3 +54,5 @@ func (f *faultFile) Truncate(size int64) error {
 	}
 	return f.file.Truncate(size)
 }
+
+var IsDecodedJSON = isDecodedJSON

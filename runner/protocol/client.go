@@ -168,7 +168,7 @@ func (c *Client) Call(ctx context.Context, op Op, params, result any) error {
 	if result == nil || len(raw) == 0 {
 		return nil
 	}
-	if err := json.Unmarshal(raw, result); err != nil {
+	if err := Unmarshal(raw, result); err != nil {
 		return &Error{Code: CodeInternal, Message: fmt.Sprintf("decode %s result: %v", op, err)}
 	}
 	return nil

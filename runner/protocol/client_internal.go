@@ -1,7 +1,6 @@
 package protocol
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -78,16 +77,9 @@ func (c *Client) unregister(id uint64) {
 // send writes one request frame. coder/websocket serialises concurrent
 // writers itself.
 func (c *Client) send(req Request, params any) error {
-	if params != nil {
-		raw, err := json.Marshal(params)
-		if err != nil {
-			return &Error{Code: CodeInvalid, Message: fmt.Sprintf("encode %s params: %v", req.Op, err)}
-		}
-		req.Params = raw
-	}
-	frame, err := json.Marshal(req)
+	frame, err := EncodeRequest(req, params)
 	if err != nil {
-		return &Error{Code: CodeInternal, Message: fmt.Sprintf("encode %s request: %v", req.Op, err)}
+		return &Error{Code: CodeInvalid, Message: fmt.Sprintf("encode %s params: %v", req.Op, err)}
 	}
 	if err := c.conn.Write(c.life, websocket.MessageText, frame); err != nil {
 		c.fail(fmt.Errorf("write to runner: %w", err))
@@ -104,7 +96,7 @@ func (c *Client) readLoop() {
 			return
 		}
 		var ev Event
-		if err := json.Unmarshal(frame, &ev); err != nil {
+		if err := Unmarshal(frame, &ev); err != nil {
 			c.fail(fmt.Errorf("decode runner frame: %w", err))
 			_ = c.conn.Close(websocket.StatusProtocolError, "bad frame")
 			return

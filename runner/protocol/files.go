@@ -25,7 +25,7 @@ type ReadRequest struct {
 // ReadResult is the content of a file read.
 type ReadResult struct {
 	Path       string `json:"path"`
-	Content    string `json:"content"`
+	Content    string `json:"content,omitempty"` // the gateway sends it as text content only
 	Encoding   string `json:"encoding"`
 	Size       int64  `json:"size"`   // size of the whole file
 	Offset     int64  `json:"offset"` // byte offset of Content in the file

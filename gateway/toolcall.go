@@ -1,0 +1,293 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"strings"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
+)
+
+// A tools/call body is decoded once, here at the edge. Its arguments
+// (which can be a 64 MiB file, base64-encoded) are taken out, and mcp-go
+// is handed the same request with "arguments": {}. Otherwise mcp-go
+// would decode the whole body four times (its transport, its era check,
+// its envelope, its request), and the handler's validator, digest and
+// binding three more: about 450 ms of CPU for one 8 MiB write_file. The
+// decoded arguments travel in the request context (rpcMessage.args) to
+// the handler, which validates, digests and binds that one value.
+//
+// The walk uses go-json-experiment's jsontext and decodes the arguments
+// with its v1 options (encoding/json's semantics), about four times
+// faster than encoding/json on long strings. FuzzPeekMessage checks that
+// mcp-go reads the same request from the rewritten body, and the same
+// arguments, as encoding/json from the original.
+
+// splitToolCall decodes body if it is a well-formed tools/call request
+// whose arguments are absent, null or an object. It returns what the edge
+// needs, the decoded arguments, and the body to hand mcp-go. ok is false
+// for anything else (another method, a shape mcp-go must judge, trailing
+// data); the caller then leaves the body alone.
+//
+// Keys are matched as encoding/json matches struct fields, which is how
+// mcp-go reads them: case-insensitively, the last duplicate winning.
+// Members the edge does not know are passed on as they came.
+func splitToolCall(body []byte) (msg rpcMessage, rest []byte, ok bool) {
+	// encoding/json v1 accepts both; jsontext refuses them unless told.
+	dec := jsontext.NewDecoder(bytes.NewBuffer(body), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	if !expectDelim(dec, '{') {
+		return msg, nil, false
+	}
+	var top, params []rawMember
+	var method string
+	var idRaw, versionRaw json.RawMessage
+	sawParams := false
+	for dec.PeekKind() != '}' {
+		key, okKey := nextKey(dec)
+		if !okKey {
+			return msg, nil, false
+		}
+		var err error
+		switch {
+		case strings.EqualFold(key, "method"):
+			err = readValue(dec, &method)
+		case strings.EqualFold(key, "id"):
+			idRaw, err = cloneValue(dec)
+		case strings.EqualFold(key, "jsonrpc"):
+			versionRaw, err = cloneValue(dec)
+		case strings.EqualFold(key, "params"):
+			if sawParams {
+				// encoding/json merges a repeated object into the struct
+				// it fills; leave that to mcp-go.
+				return msg, nil, false
+			}
+			sawParams = true
+			if params, ok = decodeCallParams(dec, &msg); !ok {
+				return msg, nil, false
+			}
+		default:
+			var raw json.RawMessage
+			raw, err = cloneValue(dec)
+			top = append(top, rawMember{key, raw})
+		}
+		if err != nil {
+			return msg, nil, false
+		}
+	}
+	if !expectDelim(dec, '}') {
+		return msg, nil, false
+	}
+	if _, err := dec.ReadToken(); !errors.Is(err, io.EOF) {
+		return msg, nil, false // trailing data: mcp-go calls it invalid JSON
+	}
+	if method != "tools/call" || !sawParams || msg.Params.Name == "" {
+		return msg, nil, false
+	}
+	msg.Method = method
+	if idRaw != nil && json.Unmarshal(idRaw, &msg.ID) != nil {
+		return msg, nil, false
+	}
+
+	var b bytes.Buffer
+	b.WriteByte('{')
+	if versionRaw != nil {
+		writeMember(&b, "jsonrpc", versionRaw)
+	}
+	if idRaw != nil {
+		writeMember(&b, "id", idRaw)
+	}
+	writeMember(&b, "method", json.RawMessage(`"tools/call"`))
+	for _, m := range top {
+		writeMember(&b, m.key, m.raw)
+	}
+	b.WriteString(`"params":{`)
+	for _, m := range params {
+		writeMember(&b, m.key, m.raw)
+	}
+	b.WriteString(`"arguments":{}}}`)
+	return msg, b.Bytes(), true
+}
+
+// decodeCallParams reads tools/call params into msg: the tool name, _meta
+// and the arguments, which must be absent, null or an object. It returns
+// the members to pass on to mcp-go (all but the arguments).
+func decodeCallParams(dec *jsontext.Decoder, msg *rpcMessage) (keep []rawMember, ok bool) {
+	if !expectDelim(dec, '{') {
+		return nil, false
+	}
+	var name string
+	var meta json.RawMessage
+	var args any
+	for dec.PeekKind() != '}' {
+		key, okKey := nextKey(dec)
+		if !okKey {
+			return nil, false
+		}
+		var err error
+		switch {
+		case strings.EqualFold(key, "name"):
+			err = readValue(dec, &name)
+		case strings.EqualFold(key, "_meta"):
+			if meta != nil {
+				return nil, false // merged by encoding/json, as params above
+			}
+			meta, err = cloneValue(dec)
+		case strings.EqualFold(key, "arguments"):
+			// The one large value: decoded in place, with encoding/json
+			// v1's semantics (float64 numbers, last duplicate wins).
+			args = nil
+			err = jsonv2.UnmarshalDecode(dec, &args, jsonv1.DefaultOptionsV1())
+		default:
+			var raw json.RawMessage
+			raw, err = cloneValue(dec)
+			keep = append(keep, rawMember{key, raw})
+		}
+		if err != nil {
+			return nil, false
+		}
+	}
+	if !expectDelim(dec, '}') {
+		return nil, false
+	}
+	switch a := args.(type) {
+	case nil:
+		msg.args = map[string]any{}
+	case map[string]any:
+		msg.args = a
+	default:
+		return nil, false // mcp-go answers the precise error
+	}
+	msg.Params.Name = name
+	if meta != nil {
+		if json.Unmarshal(meta, &msg.Params.Meta) != nil {
+			return nil, false
+		}
+		keep = append(keep, rawMember{"_meta", meta})
+	}
+	keep = append(keep, rawMember{"name", mustJSON(name)})
+	return keep, true
+}
+
+type rawMember struct {
+	key string
+	raw json.RawMessage
+}
+
+func writeMember(b *bytes.Buffer, key string, raw json.RawMessage) {
+	b.Write(mustJSON(key))
+	b.WriteByte(':')
+	b.Write(raw)
+	b.WriteByte(',')
+}
+
+// mustJSON encodes a string, which cannot fail.
+func mustJSON(s string) json.RawMessage {
+	b, _ := json.Marshal(s)
+	return b
+}
+
+func expectDelim(dec *jsontext.Decoder, kind jsontext.Kind) bool {
+	tok, err := dec.ReadToken()
+	return err == nil && tok.Kind() == kind
+}
+
+func nextKey(dec *jsontext.Decoder) (string, bool) {
+	tok, err := dec.ReadToken()
+	return tok.String(), err == nil && tok.Kind() == '"'
+}
+
+// cloneValue reads the next value as raw JSON the caller may keep (the
+// decoder reuses its buffer).
+func cloneValue(dec *jsontext.Decoder) (json.RawMessage, error) {
+	v, err := dec.ReadValue()
+	return json.RawMessage(bytes.Clone(v)), err
+}
+
+// readValue decodes the next (small) value into v as encoding/json would.
+func readValue(dec *jsontext.Decoder, v any) error {
+	raw, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(raw, v)
+}
+
+// bindArgs fills the struct *v from decoded JSON arguments as
+// json.Unmarshal would from their text. String members, which carry the
+// large payloads (file contents, code), are assigned without being
+// encoded and decoded again; the rest go through encoding/json one member
+// at a time.
+func bindArgs(args map[string]any, v any) error {
+	rv := reflect.ValueOf(v).Elem()
+	fields := argFields(rv.Type())
+	// Case-insensitive matches first, so that an exact one, set after,
+	// wins when both are present.
+	for _, exact := range []bool{false, true} {
+		for key, val := range args {
+			i, ok := fields.byName(key)
+			if _, isExact := fields[key]; !ok || isExact != exact {
+				continue // unknown members are ignored, as json.Unmarshal does
+			}
+			if err := setField(rv.Field(i), val); err != nil {
+				return fmt.Errorf("%s: %w", key, err)
+			}
+		}
+	}
+	return nil
+}
+
+func setField(f reflect.Value, val any) error {
+	if s, isString := val.(string); isString && f.Kind() == reflect.String {
+		f.SetString(s)
+		return nil
+	}
+	raw, err := json.Marshal(val)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(raw, f.Addr().Interface())
+}
+
+// fieldIndex maps JSON member names to struct field indexes.
+type fieldIndex map[string]int
+
+// byName finds a member as encoding/json does: the exact name first, then
+// any case-insensitive match.
+func (fi fieldIndex) byName(key string) (int, bool) {
+	if i, ok := fi[key]; ok {
+		return i, true
+	}
+	for name, i := range fi {
+		if strings.EqualFold(name, key) {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// argFields lists t's exported fields by their JSON names. The argument
+// structs are flat (no embedded structs, which this does not follow).
+func argFields(t reflect.Type) fieldIndex {
+	fi := fieldIndex{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch name {
+		case "-":
+			continue
+		case "":
+			name = f.Name
+		}
+		fi[name] = i
+	}
+	return fi
+}
