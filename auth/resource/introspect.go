@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/sandgate/sandgate/auth"
@@ -38,7 +37,7 @@ type IntrospectionConfig struct {
 // server (RFC 7662).
 type IntrospectionVerifier struct {
 	cfg   IntrospectionConfig
-	cache *introspectionCache
+	cache *tokenCache
 }
 
 // NewIntrospectionVerifier returns a verifier for cfg. Missing Endpoint or
@@ -54,7 +53,7 @@ func NewIntrospectionVerifier(cfg IntrospectionConfig) *IntrospectionVerifier {
 	if cfg.CacheTTL == 0 {
 		cfg.CacheTTL = 30 * time.Second
 	}
-	return &IntrospectionVerifier{cfg: cfg, cache: &introspectionCache{entries: map[[32]byte]cached{}}}
+	return &IntrospectionVerifier{cfg: cfg, cache: newTokenCache()}
 }
 
 // Verify introspects token, or reuses a recent active answer for it.
@@ -70,7 +69,7 @@ func (v *IntrospectionVerifier) Verify(ctx context.Context, token string) (auth.
 	}
 	// The cache is keyed by a digest so that it never holds tokens.
 	digest := sha256.Sum256([]byte(token))
-	if id, ok := v.cache.get(digest); ok {
+	if id, _, ok := v.cache.get(digest); ok {
 		return id, nil
 	}
 	claims, err := v.introspect(ctx, token)
@@ -86,7 +85,7 @@ func (v *IntrospectionVerifier) Verify(ctx context.Context, token string) (auth.
 		if !id.ExpiresAt.IsZero() && id.ExpiresAt.Before(until) {
 			until = id.ExpiresAt
 		}
-		v.cache.put(digest, id, until)
+		v.cache.put(digest, id, "", until)
 	}
 	return id, nil
 }
@@ -145,52 +144,4 @@ func (v *IntrospectionVerifier) check(claims map[string]any) (auth.Identity, err
 		id.Issuer = v.cfg.Issuer
 	}
 	return id, nil
-}
-
-// maxCached bounds the cache; tokens are cheap to mint, memory is not.
-const maxCached = 10000
-
-type cached struct {
-	id    auth.Identity
-	until time.Time
-}
-
-// introspectionCache holds active answers only: a negative answer is not
-// cached, so a token that becomes active (clock skew at the server) or one
-// probed by an attacker costs a round trip each time, but never a wrong
-// acceptance.
-type introspectionCache struct {
-	mu      sync.Mutex
-	entries map[[32]byte]cached
-}
-
-func (c *introspectionCache) get(k [32]byte) (auth.Identity, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.entries[k]
-	if !ok || !time.Now().Before(e.until) {
-		delete(c.entries, k)
-		return auth.Identity{}, false
-	}
-	// Copies, so that a caller editing its Identity cannot change another's.
-	id := e.id
-	id.Scopes, id.Audience = slices.Clone(id.Scopes), slices.Clone(id.Audience)
-	return id, true
-}
-
-func (c *introspectionCache) put(k [32]byte, id auth.Identity, until time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.entries) >= maxCached {
-		now := time.Now()
-		for k, e := range c.entries {
-			if !now.Before(e.until) {
-				delete(c.entries, k)
-			}
-		}
-		if len(c.entries) >= maxCached {
-			clear(c.entries)
-		}
-	}
-	c.entries[k] = cached{id: id, until: until}
 }

@@ -235,3 +235,42 @@ func TestKeySourceErrorAtConstruction(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestCachedTokenOfWithdrawnKey: a token verified (and cached) before its
+// key was withdrawn is refused once the key set reloads, as an uncached
+// one would be.
+func TestCachedTokenOfWithdrawnKey(t *testing.T) {
+	t.Parallel()
+	is, v, k1, k2 := rotatedIssuer(t, time.Millisecond)
+	old := sign(t, k1, claims(is.URL()))
+	for range 2 {
+		if _, err := v.Verify(t.Context(), old); err != nil {
+			t.Fatalf("token of a published key: %v", err)
+		}
+	}
+	resource.SetKeyMaxAge(v, 10*time.Millisecond)
+	is.publish(k2)
+	time.Sleep(20 * time.Millisecond)
+	if _, err := v.Verify(t.Context(), old); !errors.Is(err, auth.ErrInvalidToken) {
+		t.Fatalf("cached token of a withdrawn key: err = %v, want invalid", err)
+	}
+}
+
+// TestCachedTokenExpires: the cache keeps a token no longer than its exp.
+func TestCachedTokenExpires(t *testing.T) {
+	t.Parallel()
+	is := newIssuer(t, "")
+	key := newKey(t, "ES256", "")
+	is.publish(key)
+	v := is.verifier(t, func(c *resource.JWTConfig) { c.Leeway = time.Millisecond })
+	c := claims(is.URL())
+	c["exp"] = time.Now().Add(1500 * time.Millisecond).Unix()
+	tok := sign(t, key, c)
+	if _, err := v.Verify(t.Context(), tok); err != nil {
+		t.Fatalf("fresh token: %v", err)
+	}
+	time.Sleep(time.Until(time.Unix(c["exp"].(int64), 0)) + 100*time.Millisecond)
+	if _, err := v.Verify(t.Context(), tok); !errors.Is(err, auth.ErrInvalidToken) {
+		t.Fatalf("cached token past its exp: err = %v, want invalid", err)
+	}
+}

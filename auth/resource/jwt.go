@@ -2,6 +2,7 @@ package resource
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"net/http"
@@ -36,6 +37,9 @@ type JWTVerifier struct {
 	cfg    JWTConfig
 	keys   *keySet
 	parser *jwt.Parser
+	// cache spares a client's every request the signature check and claim
+	// parsing of the token it sent the last time (see Verify).
+	cache *tokenCache
 }
 
 // NewJWTVerifier returns a verifier for cfg. Without cfg.Keys it discovers
@@ -62,8 +66,9 @@ func NewJWTVerifier(ctx context.Context, cfg JWTConfig) (*JWTVerifier, error) {
 		cfg.HTTPClient = &http.Client{Timeout: 10 * time.Second}
 	}
 	v := &JWTVerifier{
-		cfg:  cfg,
-		keys: &keySet{minInterval: cfg.MinRefreshInterval, maxAge: defaultKeyMaxAge},
+		cfg:   cfg,
+		cache: newTokenCache(),
+		keys:  &keySet{minInterval: cfg.MinRefreshInterval, maxAge: defaultKeyMaxAge},
 		parser: jwt.NewParser(
 			jwt.WithValidMethods(allowedAlgs),
 			jwt.WithIssuer(cfg.Issuer),
@@ -107,14 +112,32 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string) (auth.Identity, 
 	if len(token) > maxTokenLen {
 		return auth.Identity{}, invalid("token too large")
 	}
+	// A token verified before is accepted again until it expires, as long
+	// as the key that signed it is still the issuer's: a withdrawn key
+	// stops its tokens here as it would in a full verification.
+	digest := sha256.Sum256([]byte(token))
+	if id, kid, ok := v.cache.get(digest); ok {
+		if _, err := v.keys.get(ctx, kid); err == nil {
+			return id, nil
+		}
+		v.cache.drop(digest)
+	}
 	claims := jwt.MapClaims{}
+	var kid string
 	parsed, err := v.parser.ParseWithClaims(token, claims, func(t *jwt.Token) (any, error) {
+		kid, _ = t.Header["kid"].(string)
 		return v.keyFor(ctx, t)
 	})
 	if err != nil {
 		return auth.Identity{}, classify(err, parsed, claims)
 	}
-	return identityFromClaims(claims, v.cfg.TenantClaim)
+	id, err := identityFromClaims(claims, v.cfg.TenantClaim)
+	if err == nil && !id.ExpiresAt.IsZero() {
+		// Until exp, not exp+leeway: past it the token gets the full
+		// check, which still grants the leeway.
+		v.cache.put(digest, id, kid, id.ExpiresAt)
+	}
+	return id, err
 }
 
 // keyFor picks the key for a token whose alg the parser already allowed.
