@@ -9,7 +9,7 @@ SANDGATE_PORT ?= 8080
 export PATH := $(dir $(GO)):$(PATH)
 
 .PHONY: help setup build images run test test-short lint bench fuzz clean compose compose-down
-.PHONY: soak fuzz-short
+.PHONY: soak fuzz-short load
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -41,6 +41,9 @@ lint: ## gofmt and go vet
 
 bench: setup build images ## measure hot-path latency through the gateway (numbers in the README)
 	REQUIRE_DOCKER=1 $(GO) test -run '^$$' -bench . -benchtime 100x -count 1 ./gateway/ ./gateway/audit/ ./sandbox/docker/
+
+load: setup build images ## drive a gateway of its own: N callers over S sessions per tool; calls/s, errors, p50/p99 (LOAD_FLAGS, e.g. --scenarios echo-1)
+	$(GO) run ./cmd/load --gateway $(BIN)/gateway --runner $(BIN)/runner $${LOAD_FLAGS}
 
 # A failing input is always written to testdata/fuzz/<target>/. Go 1.26's
 # fuzz coordinator can also fail a run with a bare "context deadline

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -50,14 +51,18 @@ func TestCompose(t *testing.T) {
 	}
 	p.waitHealthy(t)
 	p.waitContainerHealthy(t)
+	p.waitMetric(t, `sandgate_pool_ready{image="sandgate/base:latest"} 2`)
 
 	s := initialize(t, p.baseURL()+"/mcp", p.token(t))
 	res := s.callTool(t, "run_shell", map[string]any{"command": "echo compose-ok"})
 	if res.IsError || res.StructuredContent.ExitCode != 0 || !strings.Contains(res.StructuredContent.Stdout, "compose-ok") {
 		t.Fatalf("run_shell: want exit 0 and compose-ok on stdout, got %+v", res)
 	}
-	if n := len(p.sandboxes(t)); n != 1 {
-		t.Fatalf("while the session lives: %d containers labelled %s=%s, want 1", n, docker.LabelInstance, p.instance)
+	// The session's sandbox came from the pool, which refills behind it.
+	p.waitMetric(t, `sandgate_pool_claims_total{result="hit"} 1`)
+	p.waitMetric(t, `sandgate_pool_ready{image="sandgate/base:latest"} 2`)
+	if n := len(p.sandboxes(t)); n != 3 {
+		t.Fatalf("while the session lives: %d containers labelled %s=%s, want 3 (the session's and a pool of 2)", n, docker.LabelInstance, p.instance)
 	}
 	// The containerized gateway made the workspace on disk: an ext4 of
 	// its own, mounted from an image under the var dir.
@@ -150,6 +155,8 @@ func newProject(t *testing.T) *project {
 		"SANDGATE_HOME="+home,
 		fmt.Sprintf("SANDGATE_PORT=%d", p.port),
 		fmt.Sprintf("SANDGATE_METRICS_PORT=%d", p.metricsPort),
+		// A small warm pool: enough to show a session starting from it.
+		"SANDGATE_POOL_SIZE=2",
 		"SANDGATE_INSTANCE="+p.instance,
 		"SANDGATE_BUILD_CONTEXT="+buildContext,
 		// A tag of its own, removed by the teardown, so that a test run
@@ -263,6 +270,22 @@ func (p *project) waitContainerHealthy(t *testing.T) {
 		time.Sleep(500 * time.Millisecond)
 	}
 	t.Fatalf("gateway container not healthy within %v (last status %q)", healthyTimeout, last)
+}
+
+// waitMetric waits for a line of /metrics to read exactly line.
+func (p *project) waitMetric(t *testing.T, line string) {
+	t.Helper()
+	url := fmt.Sprintf("http://127.0.0.1:%d/metrics", p.metricsPort)
+	deadline := time.Now().Add(healthyTimeout)
+	var body string
+	for time.Now().Before(deadline) {
+		if body = p.get(t, url); slices.Contains(strings.Split(body, "\n"), line) {
+			return
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	name, _, _ := strings.Cut(line, "{")
+	t.Fatalf("/metrics has no line %q within %v:\n%s", line, healthyTimeout, grepLines(body, name))
 }
 
 // get fetches url and returns its body, failing t on anything but 200.

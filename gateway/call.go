@@ -68,13 +68,17 @@ func (g *Server) handler(d toolDef) server.ToolHandlerFunc {
 		args := callArguments(ctx, req)
 		c := &call{g: g, p: p, session: sessionIDFrom(ctx), req: req, args: args, began: time.Now()}
 		start := &audit.Event{Kind: audit.KindToolStart, Principal: p.audit(), Session: c.session, Tool: d.tool.Name,
-			RequestID: uuid.NewString(), ArgsDigest: audit.Digest(args), Summary: d.summary(args)}
+			RequestID: uuid.NewString(), Summary: d.summary(args)}
 		c.end = &audit.Event{Kind: audit.KindToolEnd, Principal: start.Principal, Session: c.session, Tool: d.tool.Name,
-			RequestID: start.RequestID, ArgsDigest: start.ArgsDigest, Summary: start.Summary}
+			RequestID: start.RequestID, Summary: start.Summary}
 
+		// Before anything costs in proportion to the arguments: a refused
+		// call's record has no digest.
 		if ok, wait := g.limits.allow(p.Tenant, time.Now()); !ok {
 			return c.deny(ctx, mcp.NewToolResultError(fmt.Sprintf("rate limit: your tenant may make %d tool calls a minute; retry in %.1f s", g.cfg.ToolCallsPerMinute, wait.Seconds())), "rate limit")
 		}
+		start.ArgsDigest = audit.Digest(args)
+		c.end.ArgsDigest = start.ArgsDigest
 		if err := g.args.check(d.tool.Name, args); err != nil {
 			return c.deny(ctx, c.errorResult(err), "invalid arguments")
 		}
@@ -86,9 +90,11 @@ func (g *Server) handler(d toolDef) server.ToolHandlerFunc {
 			start.SandboxID, start.ContainerID = c.box.id(), c.box.info().ContainerID
 			c.end.SandboxID, c.end.ContainerID = start.SandboxID, start.ContainerID
 		}
-		if err := g.audit.Append(ctx, start); err != nil {
-			g.log.Error("audit append failed; refusing tool call", "tool", d.tool.Name, "error", err)
-			return mcp.NewToolResultError(fmt.Sprintf("%v: refusing to run %s unaudited; an operator must fix the audit log (%v)", errAuditDown, d.tool.Name, err)), nil
+		started := g.recordStart(ctx, d, start)
+		if !readOnly(d) {
+			if err := <-started; err != nil {
+				return g.refuseUnaudited(d, err), nil
+			}
 		}
 		began := time.Now()
 		res, err := d.run(ctx, c)
@@ -99,11 +105,47 @@ func (g *Server) handler(d toolDef) server.ToolHandlerFunc {
 				res, err = d.run(ctx, c)
 			}
 		}
+		if readOnly(d) {
+			if serr := <-started; serr != nil {
+				return g.refuseUnaudited(d, serr), nil
+			}
+		}
 		if err != nil {
 			res = c.errorResult(err)
 		}
 		return c.finish(ctx, res, began)
 	}
+}
+
+// recordStart appends a call's tool.start record and reports on the
+// channel once it is durable (or failed).
+//
+// A call that changes anything waits for it before running, so that a
+// crash mid-call still leaves the record of what was being done. A
+// read-only call runs while the record is written and waits for it only
+// before its result is returned, saving one fsync of latency: a crash in
+// between leaves no record of a read whose result nobody received.
+func (g *Server) recordStart(ctx context.Context, d toolDef, start *audit.Event) <-chan error {
+	done := make(chan error, 1)
+	if !readOnly(d) {
+		done <- g.audit.Append(ctx, start)
+		return done
+	}
+	go func() { done <- g.audit.Append(context.WithoutCancel(ctx), start) }()
+	return done
+}
+
+// readOnly reports whether d's tool says it changes nothing.
+func readOnly(d toolDef) bool {
+	ro := d.tool.Annotations.ReadOnlyHint
+	return ro != nil && *ro
+}
+
+// refuseUnaudited is the result of a call whose tool.start record could
+// not be written: nothing runs (or is returned) unaudited.
+func (g *Server) refuseUnaudited(d toolDef, err error) *mcp.CallToolResult {
+	g.log.Error("audit append failed; refusing tool call", "tool", d.tool.Name, "error", err)
+	return mcp.NewToolResultError(fmt.Sprintf("%v: refusing to run %s unaudited; an operator must fix the audit log (%v)", errAuditDown, d.tool.Name, err))
 }
 
 // attach resolves the call's sandbox and connection; on failure it returns
@@ -147,8 +189,7 @@ func retryable(d toolDef, err error) bool {
 	if protocol.NotDelivered(err) {
 		return true
 	}
-	ro := d.tool.Annotations.ReadOnlyHint
-	return ro != nil && *ro && protocol.CodeOf(err) == protocol.CodeUnavailable
+	return readOnly(d) && protocol.CodeOf(err) == protocol.CodeUnavailable
 }
 
 // reattach connects the call to its sandbox's runner again after the

@@ -26,6 +26,9 @@ type Config struct {
 	// client may ask for in sandbox_create (Image is always allowed).
 	Image  string
 	Images []string
+	// Pool is how many started sandboxes to keep ready per image (the
+	// warm pool); nil or zero: none. Every image in it must be allowed.
+	Pool map[string]int
 	// Limits apply to every sandbox; zero fields take sandbox.DefaultLimits.
 	Limits sandbox.Limits
 	// MaxSandboxesPerTenant bounds how many live sandboxes one tenant may
@@ -140,6 +143,14 @@ func (c Config) Validate() error {
 	if err := c.Egress.Limits.Validate(); err != nil {
 		return err
 	}
+	for image, n := range c.Pool {
+		if n < 0 || n > MaxPoolSize {
+			return fmt.Errorf("warm pool of %s: %d sandboxes; want 0 to %d", image, n, MaxPoolSize)
+		}
+		if !slices.Contains(c.Images, image) {
+			return fmt.Errorf("warm pool of %s: not an image sandboxes may use (add it to --images)", image)
+		}
+	}
 	l := c.Limits
 	if l.CPUs <= 0 || l.MemoryBytes < 16<<20 || l.Pids < 8 || l.CallTimeout <= 0 {
 		return fmt.Errorf("limits too small: cpus %.2f, memory %d bytes (min 16 MiB), pids %d (min 8), call timeout %s", l.CPUs, l.MemoryBytes, l.Pids, l.CallTimeout)
@@ -164,6 +175,19 @@ func IsLoopback(host string) bool {
 
 // AuditPath is where the audit log lives.
 func (c Config) AuditPath() string { return filepath.Join(c.VarDir, "audit", "audit.jsonl") }
+
+// DefaultPoolSize is how many sandboxes of the default image cmd/gateway
+// keeps ready unless told otherwise: enough that a burst of 50 new
+// sessions all start from the pool. An idle pooled sandbox costs a few
+// MiB of memory (see the README's density numbers); the pool pauses
+// refilling when the host runs short (memoryAllows).
+const DefaultPoolSize = 64
+
+// MaxPoolSize bounds one image's pool.
+const MaxPoolSize = 1000
+
+// ClaimDir keeps the claim records of pooled sandboxes (claims.go).
+func (c Config) ClaimDir() string { return filepath.Join(c.VarDir, "claims") }
 
 // NetworkDir keeps allowlists changed with sandbox_network (netstate.go).
 func (c Config) NetworkDir() string { return filepath.Join(c.VarDir, "network") }

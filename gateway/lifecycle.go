@@ -43,8 +43,20 @@ func (m *sandboxes) reconcile(ctx context.Context) error {
 		return err
 	}
 	m.dropStaleAllows(infos)
+	m.dropStaleClaims(infos)
 	now := time.Now()
 	for _, info := range infos {
+		if info.Pool != "" {
+			c, ok, err := m.loadClaim(info.ID)
+			if err != nil {
+				m.log.Warn("pooled sandbox's claim unreadable; removing it", "sandbox_id", info.ID, "error", err)
+			}
+			if !ok {
+				m.removeOrphan(ctx, info, "unclaimed pooled")
+				continue
+			}
+			info = c.apply(info)
+		}
 		if info.Session != "" || now.After(info.ExpiresAt) || info.Owner == "" {
 			m.removeOrphan(ctx, info, "orphaned")
 			continue
@@ -59,8 +71,11 @@ func (m *sandboxes) reconcile(ctx context.Context) error {
 func (m *sandboxes) adopt(ctx context.Context, info sandbox.Info) {
 	sb, err := m.provider.Get(ctx, info.ID)
 	running := err == nil
-	if !running {
+	switch {
+	case !running:
 		sb = stopped{info: info, p: m.provider} // replaced on first use
+	case info.Pool != "":
+		sb = claimed{Sandbox: sb, info: info} // the claim's owner and expiry
 	}
 	b := newBox(sb, info.Owner, info.Tenant, "", info.ExpiresAt)
 	list := info.Network
@@ -113,8 +128,8 @@ func (m *sandboxes) reconcileTracked(ctx context.Context, now time.Time) {
 			if err := m.remove(ctx, b); err != nil {
 				m.log.Warn("retry sandbox removal", "sandbox_id", b.id(), "error", err)
 			}
-		case b != nil, pending, now.Sub(info.CreatedAt) < m.cfg.ReconcileGrace:
-			// Ours and live, being created, or too young to judge.
+		case b != nil, pending, m.pool.holds(info.ID), now.Sub(info.CreatedAt) < m.cfg.ReconcileGrace:
+			// Ours and live, being created, pooled, or too young to judge.
 		default:
 			m.removeOrphan(ctx, info, "untracked")
 		}
@@ -136,11 +151,13 @@ func (m *sandboxes) removeOrphan(ctx context.Context, info sandbox.Info, why str
 		return
 	}
 	m.dropAllow(info.ID)
+	m.dropClaim(info.ID)
 	m.log.Info("removed "+why+" sandbox", "sandbox_id", info.ID, "session_id", info.Session, "state", info.State)
 }
 
-// closeAll destroys every box; used at shutdown.
+// closeAll destroys every box and empties the warm pool; used at shutdown.
 func (m *sandboxes) closeAll(ctx context.Context) {
+	m.pool.close(ctx)
 	for _, b := range m.matching(func(*box) bool { return true }) {
 		_ = m.destroy(ctx, b, ownerOnly(b), "shutdown")
 	}

@@ -19,17 +19,25 @@ import (
 
 // saveAllow records id's current allowlist durably before it applies.
 func (m *sandboxes) saveAllow(id string, rules policy.Rules) error {
-	dir := m.cfg.NetworkDir()
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("keep the network allowlist: %w", err)
-	}
 	data, err := json.Marshal(rules.Strings())
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, id+".*.tmp")
-	if err != nil {
+	if err := writeDurable(m.cfg.NetworkDir(), m.allowPath(id), data); err != nil {
 		return fmt.Errorf("keep the network allowlist: %w", err)
+	}
+	return nil
+}
+
+// writeDurable replaces path (in dir, made if missing) with data, whole
+// or not at all, and returns once the new content is on disk.
+func writeDurable(dir, path string, data []byte) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
 	}
 	defer os.Remove(tmp.Name())
 	if _, err = tmp.Write(data); err == nil {
@@ -39,12 +47,22 @@ func (m *sandboxes) saveAllow(id string, rules policy.Rules) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp.Name(), m.allowPath(id))
+		err = os.Rename(tmp.Name(), path)
 	}
+	if err == nil {
+		err = syncDir(dir)
+	}
+	return err
+}
+
+// syncDir makes a rename in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
 	if err != nil {
-		return fmt.Errorf("keep the network allowlist: %w", err)
+		return err
 	}
-	return nil
+	defer d.Close()
+	return d.Sync()
 }
 
 // loadAllow returns the allowlist last set for id, if one was.

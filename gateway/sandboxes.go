@@ -31,6 +31,7 @@ type sandboxes struct {
 	log      *slog.Logger
 	egress   *egress.Service // nil: no egress sessions (unit tests)
 	metrics  *metrics.Metrics
+	pool     *pool // nil: no warm pool
 
 	mu        sync.Mutex
 	byID      map[string]*box
@@ -131,8 +132,13 @@ func (m *sandboxes) create(ctx context.Context, p Principal, session, image stri
 		Tenant: p.Tenant, Network: allow.Strings(), ExpiresAt: now.Add(m.cfg.Limits.MaxLifetime)}
 	m.setPending(spec.ID, true)
 	defer m.setPending(spec.ID, false)
-	sb, err := m.provider.Create(ctx, spec)
-	m.counted(metrics.StartCold, now, err)
+	sb, source, err := m.startSandbox(ctx, spec)
+	m.counted(source, now, err)
+	if source == metrics.StartPool {
+		// Held by the pool (so reconciliation leaves it alone) until it
+		// is tracked below or destroyed.
+		defer m.pool.release(sb.ID())
+	}
 	ev := &audit.Event{Kind: audit.KindSandboxCreate, Principal: p.audit(), Session: session,
 		Summary: map[string]string{"image": image}, Outcome: "ok", DurationMs: time.Since(now).Milliseconds()}
 	if err != nil {
@@ -235,6 +241,7 @@ func (m *sandboxes) remove(ctx context.Context, b *box) error {
 	}
 	if err == nil {
 		m.dropAllow(b.id())
+		m.dropClaim(b.id())
 		m.mu.Lock()
 		if m.byID[b.id()] == b {
 			delete(m.byID, b.id())

@@ -70,6 +70,10 @@ func New(ctx context.Context, cfg Config, p sandbox.Provider, store AuditStore, 
 	if err = g.boxes.reconcile(ctx); err != nil {
 		return nil, fmt.Errorf("reconcile sandboxes at start: %w", err)
 	}
+	if len(cfg.Pool) > 0 {
+		g.boxes.pool = newPool(g.boxes, cfg.Pool)
+		m.MustRegister(poolSizes{g.boxes.pool})
+	}
 
 	g.mcp = server.NewMCPServer("sandgate", Version,
 		server.WithToolCapabilities(false),
@@ -99,6 +103,9 @@ func New(ctx context.Context, cfg Config, p sandbox.Provider, store AuditStore, 
 	sweepCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	g.stop = cancel
 	go g.sweepLoop(sweepCtx)
+	if g.boxes.pool != nil {
+		go g.boxes.pool.run(sweepCtx)
+	}
 	g.ready.Store(true)
 	return g, nil
 }

@@ -61,6 +61,11 @@ type Spec struct {
 	// ExpiresAt is when the sandbox must be gone at the latest (max
 	// lifetime); stored as a label so a restarted gateway can enforce it.
 	ExpiresAt time.Time
+	// Pool, when set, marks a container made ahead of demand for the
+	// warm pool of that name (its image). It has no owner yet; who claims
+	// it is recorded by the gateway, not in labels, which cannot change
+	// on a running container.
+	Pool string
 }
 
 // Limits bound what a sandbox may use. Zero values are replaced by
@@ -141,7 +146,8 @@ type Info struct {
 	Network     []string  `json:"network,omitempty"`
 	CreatedAt   time.Time `json:"created_at"`
 	ExpiresAt   time.Time `json:"expires_at"`
-	State       string    `json:"state"` // provider's word: "running", "exited", ...
+	State       string    `json:"state"`          // provider's word: "running", "exited", ...
+	Pool        string    `json:"pool,omitempty"` // Spec.Pool
 	// WorkspaceDurable reports whether /workspace is on disk and outlives
 	// the container, so a replacement after a runner death keeps files.
 	WorkspaceDurable bool `json:"workspace_durable"`

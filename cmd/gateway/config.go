@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -55,7 +56,8 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	d := sandbox.DefaultLimits
 	memory, wsSize, tmp := byteSize(d.MemoryBytes), byteSize(d.WorkspaceBytes), byteSize(d.TmpBytes)
 	var images, categories, enable, disable, origins, level string
-	var egressAllow, egressPolicy string
+	var egressAllow, egressPolicy, pools string
+	var poolSize int
 	el := egress.DefaultLimits
 	egressBytes := byteSize(el.BytesPerMinute)
 	backend := backendFlag(workspace.Auto)
@@ -65,6 +67,8 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&g.VarDir, "var", "var", "directory for the audit log, sandbox sockets and workspaces")
 	fs.StringVar(&g.Image, "image", "sandgate/base:latest", "default sandbox image")
 	fs.StringVar(&images, "images", "", "comma-separated extra images sandbox_create may ask for")
+	fs.IntVar(&poolSize, "pool-size", gateway.DefaultPoolSize, "started sandboxes of the default image kept ready for new sessions (the warm pool); 0: none")
+	fs.StringVar(&pools, "pool", "", "warm pools of other images, as IMAGE=N,... (each image also in --images)")
 	fs.StringVar(&c.RunnerPath, "runner", defaultRunner(), "path of the static runner binary to inject into sandboxes")
 	fs.StringVar(&c.Runtime, "runtime", "", "OCI runtime for sandboxes (e.g. runsc for gVisor, kata-runtime); default: the engine's")
 	fs.StringVar(&c.Instance, "instance", "default", "name scoping this gateway's containers; one live gateway per instance and engine")
@@ -130,6 +134,9 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 		return c, fmt.Errorf("log-level %q: want debug, info, warn or error", level)
 	}
 	g.Images, g.Categories, g.EnabledTools, g.DisabledTools, g.AllowedOrigins = list(images), list(categories), list(enable), list(disable), list(origins)
+	if g.Pool, err = poolSizes(g.Image, poolSize, pools); err != nil {
+		return c, err
+	}
 	if c.Issuer != "" {
 		if c.AuthMode == authNone {
 			return c, errors.New("--issuer and --auth none contradict each other")
@@ -214,4 +221,22 @@ func checkCAFile(path string) (string, error) {
 		}
 		return abs, nil
 	}
+}
+
+// poolSizes builds the warm pool sizes from --pool-size (the default
+// image's) and --pool (IMAGE=N,...).
+func poolSizes(image string, size int, others string) (map[string]int, error) {
+	pools := map[string]int{}
+	if size != 0 {
+		pools[image] = size
+	}
+	for _, item := range list(others) {
+		name, n, ok := strings.Cut(item, "=")
+		count, err := strconv.Atoi(n)
+		if !ok || name == "" || err != nil {
+			return nil, fmt.Errorf("--pool %q: want IMAGE=N, e.g. sandgate/browser:latest=4", item)
+		}
+		pools[name] = count
+	}
+	return pools, nil
 }

@@ -84,7 +84,7 @@ func TestFaultRunnerMissing(t *testing.T) {
 	t.Parallel()
 	bin := buildGateway(t)
 	missing := filepath.Join(t.TempDir(), "no-runner")
-	code, stderr := runToExit(t, nil, bin, "--auth", "none", "--addr", freeAddr(t), "--var", t.TempDir(), "--runner", missing)
+	code, stderr := runToExit(t, nil, bin, quietFlags("--auth", "none", "--addr", freeAddr(t), "--var", t.TempDir(), "--runner", missing)...)
 	if code == 0 || !strings.Contains(stderr, missing) || !strings.Contains(stderr, "make build") {
 		t.Fatalf("exit %d; want non-zero and an error naming %s and `make build`; stderr:\n%s", code, missing, stderr)
 	}
@@ -101,7 +101,7 @@ func TestFaultDockerUnreachable(t *testing.T) {
 	}
 	addr := freeAddr(t)
 	code, stderr := runToExit(t, []string{"DOCKER_HOST=unix:///nonexistent/docker.sock"}, bin,
-		"--auth", "none", "--addr", addr, "--var", t.TempDir(), "--runner", runner)
+		quietFlags("--auth", "none", "--addr", addr, "--var", t.TempDir(), "--runner", runner)...)
 	if code == 0 || !strings.Contains(stderr, "docker engine") || !strings.Contains(stderr, "start dockerd") {
 		t.Fatalf("exit %d; want non-zero and an error about the Docker engine; stderr:\n%s", code, stderr)
 	}
@@ -148,7 +148,7 @@ func startProc(t *testing.T, bin string, args ...string) *proc {
 func launchProc(t *testing.T, bin string, args ...string) *proc {
 	t.Helper()
 	addr := freeAddr(t)
-	cmd := exec.Command(bin, append([]string{"--auth", "none", "--addr", addr}, args...)...)
+	cmd := exec.Command(bin, append(quietFlags("--auth", "none", "--addr", addr), args...)...)
 	pr, pw := io.Pipe()
 	p := &proc{cmd: cmd, url: "http://" + addr + "/mcp", exited: make(chan struct{}), serving: make(chan struct{})}
 	cmd.Stderr = pw
@@ -344,4 +344,11 @@ func randHex(n int) string {
 	b := make([]byte, n)
 	rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// quietFlags returns args with what lets test gateways run side by side
+// and start fast: metrics on a port of their own and no warm pool (the
+// pool has tests of its own, in package gateway).
+func quietFlags(args ...string) []string {
+	return append([]string{"--metrics-addr", "127.0.0.1:0", "--pool-size", "0"}, args...)
 }

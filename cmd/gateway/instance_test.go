@@ -77,8 +77,8 @@ func TestSecondGatewayRefused(t *testing.T) {
 	first := startProc(t, bin, "--var", instanceVarDir(t, instance), "--instance", instance, "--runner", runner)
 	c := sessionWithFile(t, first.url)
 
-	code, stderr := runToExit(t, nil, bin, "--auth", "none", "--addr", freeAddr(t), "--var", instanceVarDir(t, instance),
-		"--instance", instance, "--runner", runner)
+	code, stderr := runToExit(t, nil, bin, quietFlags("--auth", "none", "--addr", freeAddr(t), "--var", instanceVarDir(t, instance),
+		"--instance", instance, "--runner", runner)...)
 	if code == 0 || !strings.Contains(stderr, "held by another live gateway") || !strings.Contains(stderr, "--instance") ||
 		!strings.Contains(stderr, fmt.Sprintf("pid %d", first.cmd.Process.Pid)) {
 		t.Fatalf("second gateway: exit %d; want non-zero, naming the first one's pid and --instance; stderr:\n%s", code, stderr)

@@ -80,14 +80,6 @@ func serve(ctx context.Context, cfg config, stderr io.Writer, log *slog.Logger) 
 		return fmt.Errorf("listen on %s: %w", gcfg.Addr, err)
 	}
 	defer ln.Close()
-	ms, err := listenMetrics(cfg.MetricsAddr, cfg.Pprof)
-	if err != nil {
-		return err
-	}
-	if ms != nil {
-		defer ms.close()
-	}
-
 	provider, err := docker.New(ctx, docker.Config{RunnerPath: cfg.RunnerPath, SocketDir: gcfg.SocketDir(), Image: gcfg.Image,
 		Instance: cfg.Instance, Runtime: cfg.Runtime, CAFile: cfg.SandboxCA, WorkspaceDir: filepath.Join(gcfg.VarDir, "workspaces"), WorkspaceBackend: cfg.WorkspaceBackend,
 		Holder: fmt.Sprintf("serving %s, var %s", gcfg.Addr, gcfg.VarDir)}, log)
@@ -95,6 +87,16 @@ func serve(ctx context.Context, cfg config, stderr io.Writer, log *slog.Logger) 
 		return err
 	}
 	defer provider.Close()
+	// After the provider, which waits for the instance's lock: a restart
+	// that overlaps the old process binds the metrics port once the old
+	// one has let it go.
+	ms, err := listenMetrics(cfg.MetricsAddr, cfg.Pprof)
+	if err != nil {
+		return err
+	}
+	if ms != nil {
+		defer ms.close()
+	}
 	// After the provider: it waits for the instance's lock, so a restart
 	// that overlaps the old process opens the audit log once the old one
 	// has closed it.

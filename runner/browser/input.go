@@ -174,6 +174,11 @@ func (s *session) afterInput(done string, seq int) (protocol.BrowserResult, erro
 		budget = min(budget, time.Until(d)-time.Second)
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, max(budget, 0))
+	// The page answers this only after the action's event handlers ran,
+	// so a navigation they started has been requested by now.
+	rt, cancelRT := context.WithTimeout(ctx, time.Second)
+	_, _ = chromedp.Call(rt, runtime.Evaluate, runtime.EvaluateParams{Expression: "0"})
+	cancelRT()
 	navigated, err := s.t.nav.settle(ctx, seq)
 	cancel()
 	res := protocol.BrowserResult{}

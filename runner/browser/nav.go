@@ -40,9 +40,14 @@ func (n *navState) state() (seq int, loading bool, changed <-chan struct{}) {
 	return n.seq, n.loading, n.changed
 }
 
-// settleGrace is how long after an action a navigation it caused may take
-// to begin: a click handler that sets location, a form submission.
-const settleGrace = 300 * time.Millisecond
+// settleGrace is how long, after an action and a round trip through the
+// page (see afterInput), a navigation the action caused may take to be
+// reported as begun: a click handler that sets location, a form
+// submission. The round trip means the page has run the action's
+// handlers, so this covers only the browser's report of the navigation
+// they requested. It was 300 ms without the round trip, which made every
+// click that navigates nowhere cost 300 ms.
+const settleGrace = 60 * time.Millisecond
 
 // settle waits, after an action, for a navigation that began since seq
 // (the value before the action) to finish loading, and reports whether

@@ -33,6 +33,8 @@ const (
 	// LabelNetwork is the egress allowlist the sandbox was created (or
 	// last replaced) with, rules joined by commas; rules hold no commas.
 	LabelNetwork = "sandgate.network"
+	// LabelPool is Spec.Pool: the container was made for the warm pool.
+	LabelPool = "sandgate.pool"
 )
 
 // labels returns the labels of a new sandbox created at now. spec.ID and
@@ -48,6 +50,7 @@ func labels(spec sandbox.Spec, instance string, now time.Time) map[string]string
 		LabelNetwork:   strings.Join(spec.Network, ","),
 		LabelCreatedAt: now.UTC().Format(time.RFC3339Nano),
 		LabelExpiresAt: spec.ExpiresAt.UTC().Format(time.RFC3339Nano),
+		LabelPool:      spec.Pool,
 	}
 }
 
@@ -71,6 +74,7 @@ func infoFromSummary(c container.Summary) sandbox.Info {
 		Session:     c.Labels[LabelSession],
 		Tenant:      c.Labels[LabelTenant],
 		Network:     splitList(c.Labels[LabelNetwork]),
+		Pool:        c.Labels[LabelPool],
 		CreatedAt:   parseTime(c.Labels[LabelCreatedAt]),
 		ExpiresAt:   parseTime(c.Labels[LabelExpiresAt]),
 		State:       c.State,

@@ -159,7 +159,7 @@ func testLifecycle(t *testing.T, p sandbox.Provider, image string) {
 		t.Fatalf("Get(%s): %v", id, err)
 	}
 	if gi := got.Info(); gi.ID != id || gi.Owner != s.Owner || gi.Session != s.Session || !gi.ExpiresAt.Equal(s.ExpiresAt) ||
-		gi.Tenant != s.Tenant || !slices.Equal(gi.Network, s.Network) {
+		gi.Tenant != s.Tenant || !slices.Equal(gi.Network, s.Network) || gi.Pool != s.Pool {
 		t.Errorf("Get(%s).Info() = %+v, want the created sandbox %+v", id, gi, info)
 	}
 	dial(t, got)
@@ -214,6 +214,7 @@ func spec(image string) sandbox.Spec {
 		Tenant:    "tenant-" + randomHex(4),
 		Network:   []string{"example.com:443", "*.example.org"},
 		ExpiresAt: time.Now().Add(time.Hour).UTC().Truncate(time.Second),
+		Pool:      "pool-" + randomHex(4),
 	}
 }
 

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// clockTicksPerSecond is sysconf(_SC_CLK_TCK), the unit of utime and stime
+// in /proc/PID/stat. It is 100 on every Linux architecture Go supports;
+// reading it for real would need cgo.
+const clockTicksPerSecond = 100
+
+// processCPU returns the user plus system CPU time pid has used.
+func processCPU(pid int) (time.Duration, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) may hold spaces and parentheses; the
+	// fields after its closing parenthesis start at field 3 (state).
+	s := string(data)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: too few fields", pid)
+	}
+	utime, err1 := strconv.ParseInt(fields[11], 10, 64) // field 14
+	stime, err2 := strconv.ParseInt(fields[12], 10, 64) // field 15
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: bad utime/stime", pid)
+	}
+	return time.Duration(utime+stime) * time.Second / clockTicksPerSecond, nil
+}
+
+// processStatus returns the fields of /proc/PID/status that this program
+// reports: VmRSS (bytes) and Threads.
+func processStatus(pid int) (rssBytes int64, threads int, err error) {
+	fields, err := readKeyValues(fmt.Sprintf("/proc/%d/status", pid), ":")
+	if err != nil {
+		return 0, 0, err
+	}
+	rssBytes = parseKiB(fields["VmRSS"])
+	threads, _ = strconv.Atoi(fields["Threads"])
+	return rssBytes, threads, nil
+}
+
+// processName returns /proc/PID/comm.
+func processName(pid int) string {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(data))
+}
+
+// memAvailable returns the host's MemAvailable in bytes.
+func memAvailable() (int64, error) {
+	fields, err := readKeyValues("/proc/meminfo", ":")
+	if err != nil {
+		return 0, err
+	}
+	v, ok := fields["MemAvailable"]
+	if !ok {
+		return 0, fmt.Errorf("/proc/meminfo has no MemAvailable")
+	}
+	return parseKiB(v), nil
+}
+
+// readKeyValues reads a file of "key<sep> value" lines.
+func readKeyValues(path, sep string) (map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), sep); ok {
+			out[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+	}
+	return out, sc.Err()
+}
+
+// parseKiB parses "1234 kB" into bytes; 0 when it cannot.
+func parseKiB(s string) int64 {
+	n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(s, "kB")), 10, 64)
+	return n << 10
+}
+
+// mib formats bytes as MiB with one decimal.
+func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }

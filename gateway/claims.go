@@ -1,0 +1,114 @@
+package gateway
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/sandgate/sandgate/sandbox"
+)
+
+// Claim records. A warm pool's container is made before anyone owns it,
+// so its labels say only which pool it is for (sandbox.Spec.Pool), and
+// labels cannot change on a running container. Who claimed it is written
+// here, one file per sandbox under Config.ClaimDir, durably and before
+// the sandbox is handed to its owner. At start, reconciliation reads a
+// pooled container's owner, session, tenant, allowlist and expiry from
+// its claim record; a pooled container without one was never handed to
+// anyone and is removed. So a crash at any point either leaves an
+// unclaimed container (removed) or a claimed one with a complete record
+// (adopted or removed like any sandbox with those labels), never a
+// container with two owners or none that stays.
+
+// claim is what a fresh sandbox's labels would have said.
+type claim struct {
+	Owner     string    `json:"owner"`
+	Session   string    `json:"session,omitempty"`
+	Tenant    string    `json:"tenant,omitempty"`
+	Network   []string  `json:"network,omitempty"`
+	ExpiresAt time.Time `json:"expires_at"`
+	ClaimedAt time.Time `json:"claimed_at"`
+}
+
+// apply returns info as a sandbox created with the claim's spec would
+// describe itself.
+func (c claim) apply(info sandbox.Info) sandbox.Info {
+	info.Owner, info.Session, info.Tenant, info.Network, info.ExpiresAt = c.Owner, c.Session, c.Tenant, c.Network, c.ExpiresAt
+	return info
+}
+
+func claimOf(spec sandbox.Spec, now time.Time) claim {
+	return claim{Owner: spec.Owner, Session: spec.Session, Tenant: spec.Tenant, Network: spec.Network, ExpiresAt: spec.ExpiresAt, ClaimedAt: now}
+}
+
+// saveClaim records c for sandbox id durably.
+func (m *sandboxes) saveClaim(id string, c claim) error {
+	data, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	if err := writeDurable(m.cfg.ClaimDir(), m.claimPath(id), data); err != nil {
+		return fmt.Errorf("record the claim of pooled sandbox %s: %w", id, err)
+	}
+	return nil
+}
+
+// loadClaim returns sandbox id's claim, if it has one.
+func (m *sandboxes) loadClaim(id string) (claim, bool, error) {
+	var c claim
+	data, err := os.ReadFile(m.claimPath(id))
+	if errors.Is(err, os.ErrNotExist) {
+		return c, false, nil
+	}
+	if err == nil {
+		err = json.Unmarshal(data, &c)
+	}
+	if err != nil {
+		return c, false, fmt.Errorf("claim of pooled sandbox %s: %w", id, err)
+	}
+	return c, true, nil
+}
+
+// dropClaim forgets id's claim once the sandbox is gone.
+func (m *sandboxes) dropClaim(id string) {
+	if err := os.Remove(m.claimPath(id)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		m.log.Warn("remove a pooled sandbox's claim record", "sandbox_id", id, "error", err)
+	}
+}
+
+// dropStaleClaims removes the records of pooled containers that no longer
+// exist (or were replaced by a container with labels of their own).
+func (m *sandboxes) dropStaleClaims(live []sandbox.Info) {
+	names, err := filepath.Glob(filepath.Join(m.cfg.ClaimDir(), "*.json"))
+	if err != nil {
+		return
+	}
+	keep := map[string]bool{}
+	for _, info := range live {
+		if info.Pool != "" {
+			keep[m.claimPath(info.ID)] = true
+		}
+	}
+	for _, name := range names {
+		if !keep[name] {
+			_ = os.Remove(name)
+		}
+	}
+}
+
+// claimPath is id's record; Base keeps a damaged id inside the directory.
+func (m *sandboxes) claimPath(id string) string {
+	return filepath.Join(m.cfg.ClaimDir(), filepath.Base(id)+".json")
+}
+
+// claimed is a pooled sandbox as its owner sees it: the provider's handle
+// with the claim's owner, session, tenant, allowlist and expiry.
+type claimed struct {
+	sandbox.Sandbox
+	info sandbox.Info
+}
+
+func (c claimed) Info() sandbox.Info { return c.info }

@@ -1,0 +1,327 @@
+package gateway
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sandgate/sandgate/gateway/metrics"
+	"github.com/sandgate/sandgate/sandbox"
+)
+
+// The warm pool keeps started sandboxes ready per image, so that a new
+// session's first call (or a sandbox_create) takes one instead of waiting
+// for a container to be made and started. A pooled container is made with
+// the same spec as any sandbox (limits, image, no network) except that it
+// has no owner: claiming it writes a claim record (claims.go) and then
+// goes on exactly as a fresh creation does (quota, audit, egress gate).
+//
+// The pool refills in the background, at most poolParallel creations at
+// once, and only while the host keeps enough memory available.
+
+const (
+	// poolParallel bounds the pool's creations in flight, so a refill
+	// after a burst does not starve the callers that missed it.
+	poolParallel = 2
+	// poolRetry is the wait after a failed creation or while memory is
+	// short, before the pool tries again.
+	poolRetry = 5 * time.Second
+	// poolQuiet is how long the pool waits after a take before it starts
+	// refilling: making containers takes both cores for a while, and
+	// during a burst of new sessions that would slow the very callers the
+	// pool is there for. A burst's takes keep pushing the refill back.
+	poolQuiet = time.Second
+)
+
+type pool struct {
+	m    *sandboxes
+	want map[string]int // image → sandboxes to keep ready
+
+	mu      sync.Mutex
+	ready   map[string][]sandbox.Sandbox // oldest first
+	making  map[string]int               // creations in flight
+	held    map[string]bool              // ids ready or being handed over
+	taken   time.Time                    // the last take
+	stopped bool
+	wake    chan struct{}
+	done    chan struct{}
+}
+
+func newPool(m *sandboxes, want map[string]int) *pool {
+	return &pool{m: m, want: want, ready: map[string][]sandbox.Sandbox{}, making: map[string]int{},
+		held: map[string]bool{}, wake: make(chan struct{}, 1), done: make(chan struct{})}
+}
+
+// serves reports whether image has a pool.
+func (p *pool) serves(image string) bool { return p != nil && p.want[image] > 0 }
+
+// take hands out a ready sandbox of image, oldest first. Its id stays
+// held, so that reconciliation leaves it alone, until release.
+func (p *pool) take(image string) (sandbox.Sandbox, bool) {
+	if !p.serves(image) {
+		return nil, false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	q := p.ready[image]
+	if len(q) == 0 {
+		return nil, false
+	}
+	sb := q[0]
+	p.ready[image] = q[1:]
+	p.taken = time.Now()
+	p.kick()
+	return sb, true
+}
+
+// release ends the pool's hold on a sandbox it handed out: its new owner
+// tracks it now (or it was destroyed).
+func (p *pool) release(id string) {
+	p.mu.Lock()
+	delete(p.held, id)
+	p.mu.Unlock()
+}
+
+// holds reports whether id is the pool's (ready or being handed over).
+func (p *pool) holds(id string) bool {
+	if p == nil {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.held[id]
+}
+
+// size returns the ready sandboxes per image.
+func (p *pool) size() map[string]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := map[string]int{}
+	for image := range p.want {
+		n[image] = len(p.ready[image])
+	}
+	return n
+}
+
+func (p *pool) kick() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run refills the pool until ctx ends.
+func (p *pool) run(ctx context.Context) {
+	defer close(p.done)
+	slots := make(chan struct{}, poolParallel)
+	retry := time.NewTimer(0)
+	defer retry.Stop()
+	for {
+		if wait := p.quietFor(); wait > 0 {
+			retry.Reset(wait)
+			select {
+			case <-ctx.Done():
+				return
+			case <-retry.C:
+			}
+			continue
+		}
+		for image := p.next(); image != "" && ctx.Err() == nil; image = p.next() {
+			if !memoryAllows(p.m.cfg.Limits.MemoryBytes) {
+				p.undo(image)
+				p.m.log.Warn("warm pool paused: the host's available memory is low", "image", image)
+				retry.Reset(poolRetry)
+				break
+			}
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+				p.undo(image)
+				return
+			}
+			go func() {
+				defer func() { <-slots; p.kick() }()
+				if err := p.make(ctx, image); err != nil && ctx.Err() == nil {
+					p.m.log.Warn("warm pool: make a sandbox", "image", image, "error", err)
+					retry.Reset(poolRetry)
+				}
+			}()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-p.wake:
+		case <-retry.C:
+		}
+	}
+}
+
+// quietFor returns how long to wait before refilling (see poolQuiet).
+func (p *pool) quietFor() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return poolQuiet - time.Since(p.taken)
+}
+
+// next picks an image short of its target and counts a creation in
+// flight for it, or returns "".
+func (p *pool) next() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
+		return ""
+	}
+	for image, want := range p.want {
+		if len(p.ready[image])+p.making[image] < want {
+			p.making[image]++
+			return image
+		}
+	}
+	return ""
+}
+
+// undo gives back a creation next counted but that never started.
+func (p *pool) undo(image string) {
+	p.mu.Lock()
+	p.making[image]--
+	p.mu.Unlock()
+}
+
+// make creates one pooled sandbox of image and adds it to the pool.
+func (p *pool) make(ctx context.Context, image string) error {
+	spec := sandbox.Spec{ID: newSandboxID(), Image: image, Limits: p.m.cfg.Limits, Pool: image,
+		ExpiresAt: time.Now().Add(p.m.cfg.Limits.MaxLifetime)}
+	p.mu.Lock()
+	p.held[spec.ID] = true
+	p.mu.Unlock()
+	sb, err := p.m.provider.Create(ctx, spec)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.making[image]--
+	if err == nil && !p.stopped {
+		p.ready[image] = append(p.ready[image], sb)
+		return nil
+	}
+	delete(p.held, spec.ID)
+	if err == nil { // stopped meanwhile: the pool is being emptied
+		go p.destroy(sb)
+	}
+	return err
+}
+
+// close stops refilling and removes every ready sandbox.
+func (p *pool) close(ctx context.Context) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	p.stopped = true
+	var all []sandbox.Sandbox
+	for image, q := range p.ready {
+		all = append(all, q...)
+		delete(p.ready, image)
+	}
+	p.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, sb := range all {
+		wg.Go(func() {
+			if err := p.m.provider.Remove(ctx, sb.ID()); err != nil && !isNotFound(err) {
+				p.m.log.Warn("remove a pooled sandbox", "sandbox_id", sb.ID(), "error", err)
+			}
+			p.release(sb.ID())
+		})
+	}
+	wg.Wait()
+}
+
+// destroy removes a pooled sandbox that will never be handed out.
+func (p *pool) destroy(sb sandbox.Sandbox) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := p.m.provider.Remove(ctx, sb.ID()); err != nil && !isNotFound(err) {
+		p.m.log.Warn("remove a pooled sandbox", "sandbox_id", sb.ID(), "error", err)
+	}
+}
+
+// memoryAllows reports whether the host can take one more sandbox of
+// limit bytes and keep a tenth of its memory available (Linux; elsewhere
+// it always can). A pooled sandbox uses little until it is claimed, but
+// a full pool on a host short of memory would be claimed into trouble.
+func memoryAllows(limit int64) bool {
+	total, avail, ok := meminfo()
+	return !ok || avail-limit >= total/10
+}
+
+// meminfo reads MemTotal and MemAvailable, in bytes.
+func meminfo() (total, avail int64, ok bool) {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0, 0, false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		name, rest, _ := strings.Cut(sc.Text(), ":")
+		fields := strings.Fields(rest)
+		if len(fields) == 0 {
+			continue
+		}
+		kib, err := strconv.ParseInt(fields[0], 10, 64)
+		if err != nil {
+			continue
+		}
+		switch name {
+		case "MemTotal":
+			total = kib << 10
+		case "MemAvailable":
+			avail = kib << 10
+		}
+	}
+	return total, avail, total > 0 && avail > 0
+}
+
+// poolSizes reports the ready sandboxes per image at scrape time.
+type poolSizes struct{ p *pool }
+
+var poolDesc = prometheus.NewDesc("sandgate_pool_ready", "Warm pool sandboxes ready to be claimed, by image.", []string{"image"}, nil)
+
+func (s poolSizes) Describe(ch chan<- *prometheus.Desc) { ch <- poolDesc }
+
+func (s poolSizes) Collect(ch chan<- prometheus.Metric) {
+	for image, n := range s.p.size() {
+		ch <- prometheus.MustNewConstMetric(poolDesc, prometheus.GaugeValue, float64(n), image)
+	}
+}
+
+// startSandbox gives a creation its container: a pooled one when image
+// has a ready one and its claim is recorded, else a new one. source says
+// which (metrics.StartPool or metrics.StartCold). A pooled sandbox stays
+// held by the pool until the caller calls m.pool.release(sb.ID()).
+func (m *sandboxes) startSandbox(ctx context.Context, spec sandbox.Spec) (sb sandbox.Sandbox, source string, err error) {
+	if m.pool.serves(spec.Image) {
+		if sb, ok := m.pool.take(spec.Image); ok {
+			err := m.saveClaim(sb.ID(), claimOf(spec, time.Now()))
+			if err == nil {
+				m.metrics.PoolClaims.WithLabelValues("hit").Inc()
+				info := sb.Info()
+				spec.ID = info.ID
+				return claimed{Sandbox: sb, info: claimOf(spec, time.Time{}).apply(info)}, metrics.StartPool, nil
+			}
+			// Unrecorded, the claim would not survive a restart: the
+			// container is destroyed, never handed out, and the caller
+			// gets a fresh one.
+			m.log.Error("warm pool: claim not recorded; making a fresh sandbox instead", "sandbox_id", sb.ID(), "error", err)
+			m.pool.destroy(sb)
+			m.pool.release(sb.ID())
+		}
+		m.metrics.PoolClaims.WithLabelValues("miss").Inc()
+	}
+	sb, err = m.provider.Create(ctx, spec)
+	return sb, metrics.StartCold, err
+}

@@ -1,0 +1,177 @@
+package gateway_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	dockerapi "github.com/docker/docker/client"
+
+	"github.com/sandgate/sandgate/gateway"
+	"github.com/sandgate/sandgate/gateway/audit"
+)
+
+const poolReady = `sandgate_pool_ready{image="` + testImage + `"}`
+
+// TestWarmPool: a session's first call takes a ready sandbox from the
+// pool, which refills; concurrent sessions never share one; a claimed
+// sandbox has the limits, owner and audit records of a fresh one; and
+// after a crash, the restarted gateway adopts a claimed sessionless
+// sandbox for its owner and removes everything else the pool left.
+func TestWarmPool(t *testing.T) {
+	t.Parallel()
+	tg := startGateway(t, func(c *gateway.Config) { c.Pool = map[string]int{testImage: 2} })
+	waitMetric(t, tg, poolReady, 2)
+
+	c := legacyClient(t, tg.URL)
+	mustOK(t, "run_shell", call(t, c, "run_shell", map[string]any{"command": "echo warm > /workspace/f"}))
+	m := scrape(t, tg)
+	if m[`sandgate_pool_claims_total{result="hit"}`] != 1 || m[`sandgate_sandbox_starts_total{outcome="ok",source="pool"}`] != 1 {
+		t.Fatalf("first call of a session with a full pool: hits %v, pool starts %v; want 1 and 1",
+			m[`sandgate_pool_claims_total{result="hit"}`], m[`sandgate_sandbox_starts_total{outcome="ok",source="pool"}`])
+	}
+	pooled := structuredAs[map[string]any](t, mustOK(t, "sandbox_info", call(t, c, "sandbox_info", nil)))
+	pooledID := pooled["sandbox_id"].(string)
+	claim := readClaim(t, tg, pooledID)
+	if claim["owner"] != gateway.LocalPrincipal.Digest() || claim["session"] != c.GetSessionId() || claim["tenant"] != "local" {
+		t.Fatalf("claim record %v: want the session's owner, session and tenant", claim)
+	}
+	var created *audit.Event
+	for _, e := range auditRecords(t, tg.AuditPath) {
+		if e.Kind == audit.KindSandboxCreate && e.SandboxID == pooledID {
+			created = &e
+		}
+	}
+	if created == nil || created.Principal.Subject != "local" || created.Session != c.GetSessionId() || created.ContainerID != pooled["container_id"] {
+		t.Fatalf("sandbox.create record of the claimed sandbox: %+v", created)
+	}
+	waitMetric(t, tg, poolReady, 2)
+
+	// Four sessions at once against a pool of two: two take pooled
+	// sandboxes, two get fresh ones, and no two share a container.
+	var wg sync.WaitGroup
+	ids := make([]string, 4)
+	for i := range ids {
+		wg.Go(func() {
+			s := legacyClient(t, tg.URL)
+			if res, err := callErr(t.Context(), s, "run_shell", map[string]any{"command": "true"}); err != nil || res.IsError {
+				t.Errorf("session %d: first call: %v %v", i, err, res)
+				return
+			}
+			res, err := callErr(t.Context(), s, "sandbox_info", nil)
+			if err != nil || res.IsError {
+				t.Errorf("session %d: %v %v", i, err, res)
+				return
+			}
+			ids[i] = structuredAs[map[string]any](t, res)["container_id"].(string)
+		})
+	}
+	wg.Wait()
+	seen := map[string]bool{pooled["container_id"].(string): true}
+	for _, id := range ids {
+		if seen[id] {
+			t.Fatalf("two sessions got container %s: %v", id, ids)
+		}
+		seen[id] = true
+	}
+	m = scrape(t, tg)
+	if hits, misses := m[`sandgate_pool_claims_total{result="hit"}`], m[`sandgate_pool_claims_total{result="miss"}`]; hits+misses != 5 || hits < 3 {
+		t.Fatalf("after 5 first calls with pools of 2: %v hits, %v misses; want 5 claims, at least 3 hits", hits, misses)
+	}
+	sameHostConfig(t, ids)
+
+	// A sessionless sandbox from the pool survives a crash and restart,
+	// for its owner; the session's and the ready ones are removed.
+	waitMetric(t, tg, poolReady, 2)
+	mc := modernClient(t, tg.URL)
+	id := structuredAs[map[string]any](t, mustOK(t, "sandbox_create", call(t, mc, "sandbox_create", nil)))["sandbox_id"].(string)
+	if readClaim(t, tg, id)["session"] != nil {
+		t.Fatalf("the sessionless sandbox's claim names a session")
+	}
+	mustOK(t, "write_file", call(t, mc, "write_file", map[string]any{"sandbox_id": id, "path": "kept.txt", "content": "kept"}))
+	tg.crash()
+	tg2 := restart(t, tg)
+	left := tg2.containers(t)
+	if len(left) != 1 || left[0].ID != id {
+		t.Fatalf("after the restart: containers %+v, want only the sessionless claimed sandbox %s", left, id)
+	}
+	mc2 := modernClient(t, tg2.URL)
+	if got := text(mustOK(t, "read_file", call(t, mc2, "read_file", map[string]any{"sandbox_id": id, "path": "kept.txt"}))); got != "kept" {
+		t.Fatalf("the adopted sandbox's file: %q", got)
+	}
+	info := structuredAs[map[string]any](t, mustOK(t, "sandbox_info", call(t, mc2, "sandbox_info", map[string]any{"sandbox_id": id})))
+	if exp, _ := time.Parse(time.RFC3339Nano, info["expires_at"].(string)); !exp.Equal(readClaimTime(t, tg, id)) {
+		t.Fatalf("adopted sandbox expires %v, its claim says %v", exp, readClaimTime(t, tg, id))
+	}
+	records, _ := filepath.Glob(filepath.Join(tg.VarDir, "claims", "*.json"))
+	if len(records) != 1 || filepath.Base(records[0]) != id+".json" {
+		t.Fatalf("claim records after the restart: %v, want only %s's", records, id)
+	}
+}
+
+// waitMetric waits until tg's metric name reads want.
+func waitMetric(t *testing.T, tg *testGateway, name string, want float64) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	var got float64
+	for time.Now().Before(deadline) {
+		if got = scrape(t, tg)[name]; got == want {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("%s = %v after 2 minutes, want %v", name, got, want)
+}
+
+func readClaim(t *testing.T, tg *testGateway, id string) map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(tg.VarDir, "claims", id+".json"))
+	if err != nil {
+		t.Fatalf("claim record of %s: %v", id, err)
+	}
+	var c map[string]any
+	if err := json.Unmarshal(data, &c); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func readClaimTime(t *testing.T, tg *testGateway, id string) time.Time {
+	t.Helper()
+	exp, err := time.Parse(time.RFC3339Nano, readClaim(t, tg, id)["expires_at"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exp
+}
+
+// sameHostConfig checks that the containers were made with the same
+// limits and hardening, pooled or not.
+func sameHostConfig(t *testing.T, containerIDs []string) {
+	t.Helper()
+	cli, err := dockerapi.NewClientWithOpts(dockerapi.FromEnv, dockerapi.WithAPIVersionNegotiation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	var first string
+	for _, id := range containerIDs {
+		c, err := cli.ContainerInspect(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := c.HostConfig
+		got := fmt.Sprint(h.Memory, h.MemorySwap, h.NanoCPUs, *h.PidsLimit, h.ReadonlyRootfs, h.CapDrop, h.CapAdd, h.SecurityOpt,
+			h.NetworkMode, h.Tmpfs, h.Ulimits, h.Runtime, c.Config.User, c.Config.Image)
+		if first == "" {
+			first = got
+		} else if !reflect.DeepEqual(got, first) {
+			t.Fatalf("container %s differs from the others:\n%s\n%s", id, got, first)
+		}
+	}
+}
