@@ -289,13 +289,17 @@ func meminfo() (total, avail int64, ok bool) {
 // poolSizes reports the ready sandboxes per image at scrape time.
 type poolSizes struct{ p *pool }
 
-var poolDesc = prometheus.NewDesc("sandgate_pool_ready", "Warm pool sandboxes ready to be claimed, by image.", []string{"image"}, nil)
+var (
+	poolDesc   = prometheus.NewDesc("sandgate_pool_ready", "Warm pool sandboxes ready to be claimed, by image.", []string{"image"}, nil)
+	targetDesc = prometheus.NewDesc("sandgate_pool_target", "Warm pool sandboxes to keep ready (--pool-size, --pool), by image.", []string{"image"}, nil)
+)
 
-func (s poolSizes) Describe(ch chan<- *prometheus.Desc) { ch <- poolDesc }
+func (s poolSizes) Describe(ch chan<- *prometheus.Desc) { ch <- poolDesc; ch <- targetDesc }
 
 func (s poolSizes) Collect(ch chan<- prometheus.Metric) {
 	for image, n := range s.p.size() {
 		ch <- prometheus.MustNewConstMetric(poolDesc, prometheus.GaugeValue, float64(n), image)
+		ch <- prometheus.MustNewConstMetric(targetDesc, prometheus.GaugeValue, float64(s.p.want[image]), image)
 	}
 }
 

@@ -54,28 +54,26 @@ func sumOf(m map[string]float64, name string) float64 {
 	return sum
 }
 
-// waitPoolSettled waits, at most limit, until the gateway's warm pool
-// stops growing (its ready count unchanged for two seconds), so that a
-// start burst meets the pool a new deployment would offer, not one
-// drained by the scenarios before. It returns the ready count, or -1
-// when the gateway reports no pool.
+// waitPoolSettled waits, at most limit, until the gateway's warm pool is
+// full again (ready as many as its target), so that a measurement meets
+// the pool a deployment at rest would offer, and no refill competes with
+// the measured calls for the CPU. It returns the ready count, or -1 when
+// the gateway reports no pool.
 func (g *gatewayProcess) waitPoolSettled(ctx context.Context, limit time.Duration) float64 {
 	deadline := time.Now().Add(limit)
-	last, since := -1.0, time.Now()
+	ready := -1.0
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		m := g.scrapeMetrics(ctx)
 		if m == nil {
 			return -1
 		}
-		ready := sumOf(m, "sandgate_pool_ready")
-		if ready != last {
-			last, since = ready, time.Now()
-		} else if time.Since(since) >= 2*time.Second {
+		ready = sumOf(m, "sandgate_pool_ready")
+		if ready >= sumOf(m, "sandgate_pool_target") {
 			return ready
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	return last
+	return ready
 }
 
 // poolClaims returns the gateway's pool hits and misses so far.
