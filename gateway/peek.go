@@ -57,7 +57,7 @@ func peekMessage(r *http.Request) (rpcMessage, error) {
 	if r.Method != http.MethodPost || r.Body == nil {
 		return msg, nil
 	}
-	body, err := io.ReadAll(r.Body)
+	body, err := readBody(r)
 	if err != nil {
 		return msg, err
 	}
@@ -77,6 +77,19 @@ func peekMessage(r *http.Request) (rpcMessage, error) {
 		msg.checkShape(sh)
 	}
 	return msg, nil
+}
+
+// readBody reads r's whole body into one buffer sized by Content-Length
+// when the client sent one (the caller has already refused one above the
+// limit), rather than growing it by doubling: for a body of megabytes
+// that is several copies and as many garbage buffers fewer.
+func readBody(r *http.Request) ([]byte, error) {
+	var buf bytes.Buffer
+	if r.ContentLength > 0 && r.ContentLength <= maxBodyBytes {
+		buf.Grow(int(r.ContentLength) + bytes.MinRead)
+	}
+	_, err := buf.ReadFrom(r.Body)
+	return buf.Bytes(), err
 }
 
 // checkShape records the two malformed shapes mcp-go answers imprecisely:
