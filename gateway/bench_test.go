@@ -1,11 +1,16 @@
 package gateway_test
 
 import (
+	"context"
+	"net"
 	"os/exec"
-
-	"github.com/mark3labs/mcp-go/client"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+
+	"github.com/sandgate/sandgate/runner/protocol"
 )
 
 // The speed goals of the core issue, measured end to end: an MCP client
@@ -65,6 +70,70 @@ func BenchmarkWriteFile8MiB(b *testing.B) {
 			b.Fatalf("write_file: %v %v", err, res)
 		}
 	}
+}
+
+// BenchmarkEchoStages splits a run_shell echo into where its time goes,
+// one sub-benchmark per layer, all against the same sandbox:
+//
+//	mcp          the whole call: HTTP, auth, MCP, audit records, runner, sh
+//	runner-exec  the runner request alone (gateway's websocket, the
+//	             runner's spawn, sh, the tree's sweep, the result)
+//	runner-info  a runner round trip that starts no process
+//	sh-in-sandbox one fork+exec of sh inside the sandbox, timed by sh
+//	             itself over 20 runs (no runner bookkeeping)
+//
+// mcp - runner-exec is the gateway's share; runner-exec - runner-info the
+// process's; sh-in-sandbox the part the kernel charges for fork+exec.
+func BenchmarkEchoStages(b *testing.B) {
+	tg := startGateway(b, nil)
+	c := legacyClient(b, tg.URL)
+	mustOK(b, "warm up", call(b, c, "run_shell", map[string]any{"command": "true"}))
+	info := structuredAs[map[string]any](b, mustOK(b, "sandbox_info", call(b, c, "sandbox_info", nil)))
+	sb, err := tg.Provider.Get(b.Context(), info["sandbox_id"].(string))
+	if err != nil {
+		b.Fatal(err)
+	}
+	rc, err := protocol.Dial(b.Context(), func(ctx context.Context) (net.Conn, error) { return sb.Dial(ctx) })
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rc.Close()
+	b.Run("mcp", func(b *testing.B) {
+		for b.Loop() {
+			if res, err := callErr(b.Context(), c, "run_shell", map[string]any{"command": "echo hi"}); err != nil || res.IsError {
+				b.Fatalf("run_shell: %v %v", err, res)
+			}
+		}
+	})
+	b.Run("runner-exec", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := rc.Stream(b.Context(), protocol.OpExec, protocol.ExecRequest{Command: "echo hi"}, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("runner-info", func(b *testing.B) {
+		for b.Loop() {
+			if err := rc.Call(b.Context(), protocol.OpInfo, nil, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("sh-in-sandbox", func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			// sh reports the loop's own duration; the call around it is
+			// not counted.
+			r, _ := shell(b, c, `s=$(date +%s%N); for i in $(seq 20); do sh -c 'echo hi' >/dev/null; done; echo $(( ($(date +%s%N) - s) / 20 ))`, nil)
+			ns := strings.TrimSpace(r.Stdout)
+			b.StartTimer()
+			d, err := time.ParseDuration(ns + "ns")
+			if err != nil {
+				b.Fatalf("sh loop said %q", ns)
+			}
+			b.ReportMetric(float64(d.Microseconds())/1000, "ms/fork+exec")
+		}
+	})
 }
 
 // BenchmarkDockerExecEcho is the baseline a hand-rolled `docker exec`
