@@ -48,6 +48,7 @@ type pool struct {
 	making  map[string]int               // creations in flight
 	held    map[string]bool              // ids ready or being handed over
 	taken   time.Time                    // the last take
+	pause   time.Time                    // no creations before this (after a failure or short memory)
 	stopped bool
 	wake    chan struct{}
 	done    chan struct{}
@@ -120,53 +121,73 @@ func (p *pool) kick() {
 func (p *pool) run(ctx context.Context) {
 	defer close(p.done)
 	slots := make(chan struct{}, poolParallel)
-	retry := time.NewTimer(0)
-	defer retry.Stop()
+	quiet := time.NewTimer(0)
+	defer quiet.Stop()
 	for {
 		if wait := p.quietFor(); wait > 0 {
-			retry.Reset(wait)
+			quiet.Reset(wait)
 			select {
 			case <-ctx.Done():
 				return
-			case <-retry.C:
+			case <-quiet.C:
 			}
 			continue
 		}
-		for image := p.next(); image != "" && ctx.Err() == nil; image = p.next() {
-			if !memoryAllows(p.m.cfg.Limits.MemoryBytes) {
-				p.undo(image)
-				p.m.log.Warn("warm pool paused: the host's available memory is low", "image", image)
-				retry.Reset(poolRetry)
-				break
-			}
+		for {
+			// A slot first, then the decision: a creation that failed
+			// while this waited for the slot has paused the pool.
 			select {
 			case slots <- struct{}{}:
 			case <-ctx.Done():
-				p.undo(image)
 				return
+			}
+			image := ""
+			if p.quietFor() <= 0 {
+				image = p.next()
+			}
+			if image == "" {
+				<-slots
+				break
+			}
+			if !memoryAllows(p.m.cfg.Limits.MemoryBytes) {
+				p.undo(image)
+				<-slots
+				p.m.log.Warn("warm pool paused: the host's available memory is low", "image", image)
+				p.pauseFor(poolRetry)
+				break
 			}
 			go func() {
 				defer func() { <-slots; p.kick() }()
 				if err := p.make(ctx, image); err != nil && ctx.Err() == nil {
-					p.m.log.Warn("warm pool: make a sandbox", "image", image, "error", err)
-					retry.Reset(poolRetry)
+					// Paused, or a missing image would be retried as
+					// fast as it fails.
+					p.m.log.Warn("warm pool: make a sandbox; retrying later", "image", image, "error", err, "retry_in", poolRetry)
+					p.pauseFor(poolRetry)
 				}
 			}()
 		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-p.wake:
-		case <-retry.C:
+		case <-p.wake: // a take, a finished creation, or a pause
 		}
 	}
 }
 
-// quietFor returns how long to wait before refilling (see poolQuiet).
+// quietFor returns how long to wait before refilling: poolQuiet after
+// the last take, and any pause.
 func (p *pool) quietFor() time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return poolQuiet - time.Since(p.taken)
+	return max(poolQuiet-time.Since(p.taken), time.Until(p.pause))
+}
+
+// pauseFor holds creations back for d.
+func (p *pool) pauseFor(d time.Duration) {
+	p.mu.Lock()
+	p.pause = time.Now().Add(d)
+	p.mu.Unlock()
+	p.kick()
 }
 
 // next picks an image short of its target and counts a creation in

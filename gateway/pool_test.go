@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -174,4 +175,30 @@ func sameHostConfig(t *testing.T, containerIDs []string) {
 			t.Fatalf("container %s differs from the others:\n%s\n%s", id, got, first)
 		}
 	}
+}
+
+// TestWarmPoolBacksOffFailures: a pool whose image cannot be started
+// retries every few seconds, not as fast as it fails, and the gateway
+// still serves sessions with fresh sandboxes of its default image.
+func TestWarmPoolBacksOffFailures(t *testing.T) {
+	t.Parallel()
+	const missing = "sandgate/no-such-image:latest"
+	tg := startGateway(t, func(c *gateway.Config) {
+		c.Images = append(c.Images, missing)
+		c.Pool = map[string]int{missing: 3}
+	})
+	const failed = "warm pool: make a sandbox; retrying later"
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(tg.Logs.String(), failed); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no failed pool creation logged within a minute")
+		}
+	}
+	// The pause after a failure is 5 s: in the next 3, only the other
+	// creation already in flight may fail too.
+	time.Sleep(3 * time.Second)
+	if n := strings.Count(tg.Logs.String(), failed); n > 2 {
+		t.Fatalf("%d failed pool creations within 3 s of the first; want at most 2 (two in flight, then a pause)", n)
+	}
+	c := legacyClient(t, tg.URL)
+	mustOK(t, "run_shell", call(t, c, "run_shell", map[string]any{"command": "true"}))
 }
