@@ -1,11 +1,15 @@
 package audit
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
+	"unicode/utf8"
 )
 
 // hashPrefix starts every digest and record hash; it names the algorithm.
@@ -29,23 +33,144 @@ const hashPrefix = "sha256:"
 // Digest returns "" if v cannot be encoded as JSON (a channel, a function,
 // NaN); decoded JSON-RPC arguments never are.
 func Digest(v any) string {
-	b, err := marshal(v)
-	if err != nil {
-		return ""
-	}
-	// Decoded JSON (tool arguments) is encoded canonically as it is; any
-	// other value is normalised by a round trip first. Skipping the round
-	// trip matters for a 64 MiB write_file.
+	// Decoded JSON (tool arguments) is encoded canonically as it is, and
+	// streamed into the hash; any other value is normalised by a round
+	// trip first. For a 64 MiB write_file that is one pass over the
+	// content and no buffer of its size (encoding/json would grow one by
+	// doubling, about four times the content in garbage).
 	if !isDecodedJSON(v) {
+		b, err := marshal(v)
+		if err != nil {
+			return ""
+		}
 		var generic any
 		if err := json.Unmarshal(b, &generic); err != nil {
 			return ""
 		}
-		if b, err = marshal(generic); err != nil {
-			return ""
-		}
+		v = generic
 	}
-	return sum(b)
+	h := sha256.New()
+	w := bufio.NewWriterSize(h, 64<<10)
+	if err := writeCanonical(w, v); err != nil {
+		return ""
+	}
+	if err := w.Flush(); err != nil {
+		return ""
+	}
+	return hashPrefix + hex.EncodeToString(h.Sum(nil))
+}
+
+// writeCanonical writes decoded JSON v exactly as marshal would encode
+// it: map keys sorted by byte value, strings escaped as encoding/json
+// escapes them without HTML escaping, numbers by encoding/json itself.
+// FuzzDigestMatchesMarshal holds it to that.
+func writeCanonical(w *bufio.Writer, v any) error {
+	switch x := v.(type) {
+	case nil:
+		w.WriteString("null")
+	case bool:
+		w.WriteString(strconv.FormatBool(x))
+	case string:
+		writeString(w, x)
+	case float64:
+		b, err := json.Marshal(x)
+		if err != nil {
+			return err
+		}
+		w.Write(b)
+	case []any:
+		w.WriteByte('[')
+		for i, e := range x {
+			if i > 0 {
+				w.WriteByte(',')
+			}
+			if err := writeCanonical(w, e); err != nil {
+				return err
+			}
+		}
+		w.WriteByte(']')
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		w.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				w.WriteByte(',')
+			}
+			writeString(w, k)
+			w.WriteByte(':')
+			if err := writeCanonical(w, x[k]); err != nil {
+				return err
+			}
+		}
+		w.WriteByte('}')
+	default:
+		return fmt.Errorf("not decoded JSON: %T", v)
+	}
+	return nil
+}
+
+const hexDigits = "0123456789abcdef"
+
+// writeString writes s as a JSON string the way encoding/json does with
+// HTML escaping off: '"', '\\' and control characters escaped (\b \f \n
+// \r \t short, the rest as \u00xx), invalid UTF-8 as \ufffd, and U+2028
+// and U+2029 as \u2028 and \u2029. Runs of plain bytes are written as
+// they are.
+func writeString(w *bufio.Writer, s string) {
+	w.WriteByte('"')
+	start := 0
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' {
+				i++
+				continue
+			}
+			w.WriteString(s[start:i])
+			switch b {
+			case '"', '\\':
+				w.WriteByte('\\')
+				w.WriteByte(b)
+			case '\b':
+				w.WriteString(`\b`)
+			case '\f':
+				w.WriteString(`\f`)
+			case '\n':
+				w.WriteString(`\n`)
+			case '\r':
+				w.WriteString(`\r`)
+			case '\t':
+				w.WriteString(`\t`)
+			default:
+				w.WriteString(`\u00`)
+				w.WriteByte(hexDigits[b>>4])
+				w.WriteByte(hexDigits[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case c == utf8.RuneError && size == 1:
+			w.WriteString(s[start:i])
+			w.WriteString(`\ufffd`)
+		case c == '\u2028' || c == '\u2029':
+			w.WriteString(s[start:i])
+			w.WriteString(`\u202`)
+			w.WriteByte(hexDigits[c&0xF])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	w.WriteString(s[start:])
+	w.WriteByte('"')
 }
 
 // isDecodedJSON reports whether v is made only of what json.Unmarshal

@@ -1,6 +1,7 @@
 package audit_test
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -81,4 +82,35 @@ func TestDigestDecodedFastPath(t *testing.T) {
 	if audit.IsDecodedJSON(map[string]any{"n": 1}) || audit.IsDecodedJSON(struct{}{}) {
 		t.Fatal("an int or a struct taken for decoded JSON")
 	}
+}
+
+// FuzzDigestMatchesMarshal holds Digest's own canonical encoder to
+// encoding/json's output (without HTML escaping), the definition of the
+// canonical form, for any decoded JSON and any string.
+func FuzzDigestMatchesMarshal(f *testing.F) {
+	for _, seed := range []string{
+		`{"b":1.0,"a":[1e2,-0,0.1,1e21,1e-7,123456789012345678,"x\u2028y\u2029",null,true,{"z":{},"y":[]}],"c":"<&>"}`,
+		`"\b\f\n\r\t\u0000\u001f\u007f\"\\/"`, `"\ud800"`, `{"\u00e9":"\ud83d\ude00"}`, `[]`, `3.14159`,
+	} {
+		f.Add([]byte(seed), "\xff\xfe\x00\u2028")
+	}
+	f.Fuzz(func(t *testing.T, raw []byte, s string) {
+		check := func(v any) {
+			var buf bytes.Buffer
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(false)
+			if err := enc.Encode(v); err != nil {
+				return
+			}
+			h := sha256.Sum256(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+			if want, got := "sha256:"+hex.EncodeToString(h[:]), audit.Digest(v); got != want {
+				t.Fatalf("Digest(%#v) = %s, encoding/json gives %s (%s)", v, got, want, buf.Bytes())
+			}
+		}
+		var v any
+		if json.Unmarshal(raw, &v) == nil {
+			check(v)
+		}
+		check(map[string]any{"s": s, s: []any{s, 1.5}})
+	})
 }

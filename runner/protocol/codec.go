@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"bytes"
 	"encoding/json"
 
 	jsonv1 "github.com/go-json-experiment/json/v1"
@@ -33,22 +34,33 @@ func EncodeEvent(ev Event, result any) ([]byte, error) {
 
 // encodeWith encodes frame (whose member name is empty and omitted) and
 // adds member name holding member encoded once. A nil member, or an empty
-// json.RawMessage, is left out.
+// json.RawMessage, is left out. A large member is copied once, from the
+// encoder into the frame.
 func encodeWith(frame any, name string, member any) ([]byte, error) {
 	head, err := json.Marshal(frame)
 	if err != nil || member == nil {
 		return head, err
 	}
-	raw, ok := member.(json.RawMessage)
-	if !ok {
-		if raw, err = json.Marshal(member); err != nil {
-			return nil, err
+	if raw, ok := member.(json.RawMessage); ok {
+		if len(raw) == 0 {
+			return head, nil
 		}
+		return appendRaw(head, name, raw), nil
 	}
-	if len(raw) == 0 {
-		return head, nil
+	var out bytes.Buffer
+	out.Write(head[:len(head)-1])
+	if len(head) > 2 {
+		out.WriteByte(',')
 	}
-	return appendRaw(head, name, raw), nil
+	out.WriteString(`"` + name + `":`)
+	// json.Encoder escapes as json.Marshal does, and ends with a newline
+	// that the closing brace replaces.
+	if err := json.NewEncoder(&out).Encode(member); err != nil {
+		return nil, err
+	}
+	b := out.Bytes()
+	b[len(b)-1] = '}'
+	return b, nil
 }
 
 // appendRaw adds "name": raw as the last member of the encoded object
