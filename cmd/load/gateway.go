@@ -16,6 +16,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/sandgate/sandgate/gateway"
 )
 
 // The tenant quotas of the load run. The gateway's defaults (10 live
@@ -315,19 +317,11 @@ func checkGatewayFlags(extra []string) error {
 		if err != nil {
 			return fmt.Errorf("--gateway-flag --%s %q: %w", name, v, err)
 		}
-		if !isLoopbackHost(host) {
+		if !gateway.IsLoopback(host) {
 			return fmt.Errorf("--gateway-flag --%s %s: only a loopback address is allowed (127.0.0.1, ::1, localhost)", name, v)
 		}
 	}
 	return nil
-}
-
-func isLoopbackHost(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // flagValue finds the last value of flag name in args, in any of Go's

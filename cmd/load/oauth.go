@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/auth"
+	"github.com/sandgate/sandgate/gateway"
 )
 
 // tokenSource hands out an access token from the client credentials
@@ -48,7 +49,7 @@ func newTokenSource(ctx context.Context, gw *gatewayProcess, hc *http.Client) (*
 	if err != nil || u.Scheme != "http" && u.Scheme != "https" {
 		return nil, fmt.Errorf("%s: token_endpoint %q is not an http(s) URL", metaURL, meta.TokenEndpoint)
 	}
-	if !isLoopbackHost(u.Hostname()) {
+	if !gateway.IsLoopback(u.Hostname()) {
 		return nil, fmt.Errorf("%s: token_endpoint %s is not on loopback; this program connects to nothing else", metaURL, meta.TokenEndpoint)
 	}
 	// `gateway client add` grants every scope by default: ask for all.
@@ -119,7 +120,7 @@ func newLoopbackTransport(conns int) *http.Transport {
 		Proxy: nil,
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			host, _, err := net.SplitHostPort(addr)
-			if err != nil || !isLoopbackHost(host) {
+			if err != nil || !gateway.IsLoopback(host) {
 				return nil, fmt.Errorf("refusing to connect to %s: this program talks only to loopback", addr)
 			}
 			return dialer.DialContext(ctx, network, addr)
