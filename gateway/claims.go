@@ -34,9 +34,12 @@ type claim struct {
 }
 
 // apply returns info as a sandbox created with the claim's spec would
-// describe itself.
+// describe itself: created, for its owner, when it was claimed.
 func (c claim) apply(info sandbox.Info) sandbox.Info {
 	info.Owner, info.Session, info.Tenant, info.Network, info.ExpiresAt = c.Owner, c.Session, c.Tenant, c.Network, c.ExpiresAt
+	if !c.ClaimedAt.IsZero() {
+		info.CreatedAt = c.ClaimedAt
+	}
 	return info
 }
 

@@ -331,12 +331,11 @@ func (s poolSizes) Collect(ch chan<- prometheus.Metric) {
 func (m *sandboxes) startSandbox(ctx context.Context, spec sandbox.Spec) (sb sandbox.Sandbox, source string, err error) {
 	if m.pool.serves(spec.Image) {
 		if sb, ok := m.pool.take(spec.Image); ok {
-			err := m.saveClaim(sb.ID(), claimOf(spec, time.Now()))
+			c := claimOf(spec, time.Now())
+			err := m.saveClaim(sb.ID(), c)
 			if err == nil {
 				m.metrics.PoolClaims.WithLabelValues("hit").Inc()
-				info := sb.Info()
-				spec.ID = info.ID
-				return claimed{Sandbox: sb, info: claimOf(spec, time.Time{}).apply(info)}, metrics.StartPool, nil
+				return claimed{Sandbox: sb, info: c.apply(sb.Info())}, metrics.StartPool, nil
 			}
 			// Unrecorded, the claim would not survive a restart: the
 			// container is destroyed, never handed out, and the caller
