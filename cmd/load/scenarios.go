@@ -344,11 +344,16 @@ func (q sequentialScenario) run(ctx context.Context, lr *loadRun) result {
 	}
 	rec := &recorder{}
 	cpu := startGatewayCPU(ctx, lr.gw)
-	elapsed := timedPhase(ctx, time.Duration(q.durations)*lr.opts.duration, 1, q.maxCalls, func(ctx context.Context, _ int) {
+	bound := time.Duration(q.durations) * lr.opts.duration
+	// The phase usually ends by count before its time bound; the profile
+	// then also spans some idle time, which a CPU profile does not sample.
+	profile := lr.startProfile(ctx, q.name, bound)
+	elapsed := timedPhase(ctx, bound, 1, q.maxCalls, func(ctx context.Context, _ int) {
 		took, n, err := q.call.call(ctx, sessions[0])
 		rec.addUnlessCancelled(ctx, took, n, err)
 	})
 	cpu.perCall(&res, rec.calls())
+	profile.finish()
 	if b := rec.responseBytesPerCall(); b >= 1<<20 {
 		res.metric("response_bytes_per_call", b, fmt.Sprintf("%.2f MiB/response", b/(1<<20)))
 	} else {

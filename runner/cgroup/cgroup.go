@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"strconv"
+	"strings"
 
 	"github.com/containerd/cgroups/v3"
 )
@@ -35,6 +38,8 @@ type Snapshot struct {
 // reader reads one cgroup version's files.
 type reader interface {
 	snapshot() (Snapshot, error)
+	// oomState reads only the OOM kill counter and the memory limit.
+	oomState() (Snapshot, error)
 }
 
 // Accounting reads the runner's own cgroup. It never writes to it. A nil
@@ -96,6 +101,56 @@ func (a *Accounting) Snapshot() Snapshot {
 		a.log.Warn("read cgroup", "error", err)
 	}
 	return s
+}
+
+// OOMState reads only what deciding and reporting an OOM kill needs:
+// OOMKills, HasOOMKills and MemoryLimit (and Version). Every call reads it
+// before and after its process runs, so it reads two small files rather
+// than every statistic of every controller, which took about a
+// millisecond of each short call.
+func (a *Accounting) OOMState() Snapshot {
+	if a == nil {
+		return Snapshot{}
+	}
+	s, err := a.r.oomState()
+	if err != nil {
+		a.log.Warn("read cgroup", "error", err)
+	}
+	return s
+}
+
+// readCounter returns the value of the line "key N" in a flat-keyed
+// cgroup file (v1 memory.oom_control, v2 memory.events).
+func readCounter(path, key string) (int64, bool, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, false, err
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, " "); ok && k == key {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n, err == nil, err
+		}
+	}
+	return 0, false, nil
+}
+
+// readLimit reads a memory limit file: a number of bytes, or "max" (v2)
+// or a value at or above unlimited (v1) for none.
+func readLimit(path string) (int64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	v := strings.TrimSpace(string(b))
+	if v == "max" {
+		return 0, nil
+	}
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("parse %s: %w", path, err)
+	}
+	return limit(n), nil
 }
 
 // limit turns a limit file's value into bytes, 0 meaning none.

@@ -33,12 +33,16 @@ func TestOpenHost(t *testing.T) {
 		t.Errorf("negative value in %+v", s)
 	}
 	t.Logf("snapshot: %+v", s)
+	checkOOMState(t, a, s)
 }
 
 func TestNilAccounting(t *testing.T) {
 	var a *cgroup.Accounting
 	if s := a.Snapshot(); s != (cgroup.Snapshot{}) {
 		t.Errorf("nil Snapshot = %+v, want zero", s)
+	}
+	if s := a.OOMState(); s != (cgroup.Snapshot{}) {
+		t.Errorf("nil OOMState = %+v, want zero", s)
 	}
 }
 
@@ -105,7 +109,18 @@ func TestOpenV1(t *testing.T) {
 			if got := a.Snapshot(); got != want {
 				t.Errorf("Snapshot = %+v\nwant       %+v", got, want)
 			}
+			checkOOMState(t, a, want)
 		})
+	}
+}
+
+// checkOOMState checks that OOMState reads the same OOM counter and limit
+// as the full snapshot full, and nothing else.
+func checkOOMState(t *testing.T, a *cgroup.Accounting, full cgroup.Snapshot) {
+	t.Helper()
+	want := cgroup.Snapshot{Version: full.Version, MemoryLimit: full.MemoryLimit, OOMKills: full.OOMKills, HasOOMKills: full.HasOOMKills}
+	if got := a.OOMState(); got != want {
+		t.Errorf("OOMState = %+v\nwant       %+v", got, want)
 	}
 }
 
@@ -128,6 +143,7 @@ func TestOpenV1Old(t *testing.T) {
 	if s.HasOOMKills || s.MemoryLimit != 0 || s.PidsCurrent != 0 || s.MemoryUsage != 1<<20 {
 		t.Errorf("Snapshot = %+v, want no OOM counter, no limit, no pids, usage 1 MiB", s)
 	}
+	checkOOMState(t, a, s)
 }
 
 func TestOpenV2(t *testing.T) {
@@ -168,6 +184,7 @@ func TestOpenV2(t *testing.T) {
 			if got := a.Snapshot(); got != want {
 				t.Errorf("Snapshot = %+v\nwant       %+v", got, want)
 			}
+			checkOOMState(t, a, want)
 		})
 	}
 }

@@ -15,7 +15,8 @@ import (
 // different path, so the group is resolved per controller.
 type v1 struct {
 	cg     cgroup1.Cgroup
-	hasOOM bool // memory.oom_control has the oom_kill counter
+	memory string // the memory group's directory; "" without one
+	hasOOM bool   // memory.oom_control has the oom_kill counter
 }
 
 func openV1(p paths) (reader, error) {
@@ -54,7 +55,8 @@ func openV1(p paths) (reader, error) {
 	}
 	r := &v1{cg: cg}
 	if g, ok := groups[cgroup1.Memory]; ok {
-		r.hasOOM = hasOOMKillField(filepath.Join(p.root, string(cgroup1.Memory), g, "memory.oom_control"))
+		r.memory = filepath.Join(p.root, string(cgroup1.Memory), g)
+		r.hasOOM = hasOOMKillField(filepath.Join(r.memory, "memory.oom_control"))
 	}
 	return r, nil
 }
@@ -82,6 +84,20 @@ func (r *v1) snapshot() (Snapshot, error) {
 		s.PidsLimit = int64(m.Pids.Limit) // "max" reads as 0
 	}
 	return s, nil
+}
+
+func (r *v1) oomState() (Snapshot, error) {
+	s := Snapshot{Version: 1}
+	if r.memory == "" {
+		return s, nil
+	}
+	kills, found, err := readCounter(filepath.Join(r.memory, "memory.oom_control"), "oom_kill")
+	if err != nil {
+		return s, err
+	}
+	s.OOMKills, s.HasOOMKills = kills, found && r.hasOOM
+	s.MemoryLimit, err = readLimit(filepath.Join(r.memory, "memory.limit_in_bytes"))
+	return s, err
 }
 
 // hasOOMKillField reports whether the memory.oom_control file at path

@@ -2,6 +2,7 @@ package cgroup
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"github.com/containerd/cgroups/v3"
 	"github.com/containerd/cgroups/v3/cgroup2"
@@ -11,7 +12,8 @@ import (
 // namespace (Docker's default on v2) the runner's group is the mount's
 // root and /proc/self/cgroup says "0::/".
 type v2 struct {
-	m *cgroup2.Manager
+	m   *cgroup2.Manager
+	dir string // the group's directory
 }
 
 func openV2(p paths) (reader, error) {
@@ -27,7 +29,18 @@ func openV2(p paths) (reader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load cgroup %s: %w", g, err)
 	}
-	return &v2{m: m}, nil
+	return &v2{m: m, dir: filepath.Join(p.root, g)}, nil
+}
+
+func (r *v2) oomState() (Snapshot, error) {
+	s := Snapshot{Version: 2}
+	kills, found, err := readCounter(filepath.Join(r.dir, "memory.events"), "oom_kill")
+	if err != nil {
+		return s, err
+	}
+	s.OOMKills, s.HasOOMKills = kills, found
+	s.MemoryLimit, err = readLimit(filepath.Join(r.dir, "memory.max"))
+	return s, err
 }
 
 func (r *v2) snapshot() (Snapshot, error) {

@@ -24,7 +24,7 @@ func (m *Manager) exitReason(ip *interp) string {
 	if !ip.reaped {
 		return "its exit status is unknown"
 	}
-	after := m.opts.Accounting.Snapshot()
+	after := m.opts.Accounting.OOMState()
 	ws := unix.WaitStatus(ip.status)
 	switch {
 	case process.KilledByOOM(ip.before, after, ws, ip.wasKilled()):

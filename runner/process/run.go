@@ -52,7 +52,7 @@ func (m *Manager) Run(ctx context.Context, req protocol.ExecRequest, emit func(p
 	}
 	defer m.wg.Done()
 
-	before := m.opts.Accounting.Snapshot()
+	before := m.opts.Accounting.OOMState()
 	p, err := spawn(c, len(req.Stdin) > 0)
 	if err != nil {
 		return protocol.ExecResult{}, err
@@ -82,7 +82,7 @@ func (m *Manager) Run(ctx context.Context, req protocol.ExecRequest, emit func(p
 	o := m.finish(p, why)
 	drain(p, &pipes)
 
-	res := m.result(o, before, m.opts.Accounting.Snapshot(), timeout)
+	res := m.result(o, before, m.opts.Accounting.OOMState(), timeout)
 	res.StdoutBytes, res.StdoutTruncated = stdout.total, stdout.truncated
 	res.StderrBytes, res.StderrTruncated = stderr.total, stderr.truncated
 	return res, nil

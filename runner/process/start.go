@@ -56,7 +56,7 @@ func (m *Manager) Start(req protocol.ExecRequest) (protocol.ProcessInfo, error) 
 	if err != nil {
 		return protocol.ProcessInfo{}, err
 	}
-	before := m.opts.Accounting.Snapshot()
+	before := m.opts.Accounting.OOMState()
 	b, err := m.launch(c)
 	if err != nil {
 		return protocol.ProcessInfo{}, err
@@ -108,7 +108,7 @@ func (m *Manager) supervise(b *background, pipes *sync.WaitGroup, timeout time.D
 	why := m.waitEnd(context.Background(), b.p, timeout)
 	o := m.finish(b.p, why)
 	drain(b.p, pipes)
-	after := m.opts.Accounting.Snapshot()
+	after := m.opts.Accounting.OOMState()
 	e := &ended{at: time.Now(), code: -1, oom: oomKilled(before, after, o)}
 	if o.reaped {
 		e.code, e.signal = exitStatus(o.status)
