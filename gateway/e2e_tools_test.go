@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"crypto/rand"
 	"encoding/base64"
 	"strings"
 	"testing"
@@ -29,6 +30,20 @@ func TestToolsEndToEnd(t *testing.T) {
 		mustOK(t, "write_file", call(t, c, "write_file", map[string]any{"path": "bin.dat", "content": bin, "encoding": "base64", "mode": "0600"}))
 		if got := text(mustOK(t, "read_file", call(t, c, "read_file", map[string]any{"path": "bin.dat", "encoding": "base64"}))); got != bin {
 			t.Fatalf("binary round trip = %q, want %q", got, bin)
+		}
+		// Megabytes travel between gateway and runner as payloads beside
+		// the JSON: random bytes, and text full of what JSON escapes.
+		big := make([]byte, 5<<20)
+		rand.Read(big)
+		bigB64 := base64.StdEncoding.EncodeToString(big)
+		mustOK(t, "write_file", call(t, c, "write_file", map[string]any{"path": "big.bin", "content": bigB64, "encoding": "base64"}))
+		if got := text(mustOK(t, "read_file", call(t, c, "read_file", map[string]any{"path": "big.bin"}))); got != bigB64 {
+			t.Fatalf("5 MiB binary round trip differs (%d chars back, %d sent)", len(got), len(bigB64))
+		}
+		bigText := strings.Repeat("line \"quoted\" \\ tab\t ünïcödé <&> \u2028\n", 40000)
+		mustOK(t, "write_file", call(t, c, "write_file", map[string]any{"path": "big.txt", "content": bigText}))
+		if got := text(mustOK(t, "read_file", call(t, c, "read_file", map[string]any{"path": "big.txt"}))); got != bigText {
+			t.Fatalf("%d-byte text round trip differs (%d bytes back)", len(bigText), len(got))
 		}
 		info := structuredAs[map[string]any](t, mustOK(t, "file_info", call(t, c, "file_info", map[string]any{"path": "bin.dat"})))
 		if info["size"].(float64) != 4 || info["mode"] != "-rw-------" {

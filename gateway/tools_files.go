@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -100,7 +101,15 @@ func runReadFile(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
 	}
 	req := protocol.ReadRequest{Path: a.Path, Offset: a.Offset, Limit: a.Limit, StartLine: a.StartLine, EndLine: a.EndLine, Encoding: a.Encoding}
 	var res protocol.ReadResult
-	if err := c.runner.Call(ctx, protocol.OpFileRead, req, &res); err != nil {
+	if c.runner.Payloads() {
+		// The bytes come beside the JSON, not escaped inside it.
+		req.Raw = true
+		data, err := c.runner.CallPayload(ctx, protocol.OpFileRead, req, nil, &res)
+		if err != nil {
+			return nil, err
+		}
+		res.Content = renderContent(data, res.Encoding)
+	} else if err := c.runner.Call(ctx, protocol.OpFileRead, req, &res); err != nil {
 		return nil, err
 	}
 	// The content goes once, as the text content; structuredContent is
@@ -110,18 +119,36 @@ func runReadFile(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
 	return structured(res, content, false), nil
 }
 
+// renderContent turns a raw read's bytes into the text content, as the
+// runner said to render them.
+func renderContent(data []byte, encoding string) string {
+	if encoding == protocol.EncodingBase64 {
+		return base64.StdEncoding.EncodeToString(data)
+	}
+	return string(data)
+}
+
 func runWriteFile(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
 	a, err := bind[writeFileArgs](c)
 	if err != nil {
 		return nil, err
 	}
-	req := protocol.WriteRequest{Path: a.Path, Content: a.Content, Encoding: a.Encoding}
+	req := protocol.WriteRequest{Path: a.Path, Encoding: a.Encoding}
 	if req.Mode, err = parseMode(a.Mode); err != nil {
 		return nil, err
 	}
-	return unaryTool(ctx, c, protocol.OpFileWrite, req, func(r protocol.WriteResult) string {
-		return fmt.Sprintf("wrote %d bytes to %s", r.Bytes, r.Path)
-	})
+	var res protocol.WriteResult
+	if c.runner.Payloads() {
+		// The bytes go beside the JSON, not escaped inside it.
+		_, err = c.runner.CallPayload(ctx, protocol.OpFileWrite, req, []byte(a.Content), &res)
+	} else {
+		req.Content = a.Content
+		err = c.runner.Call(ctx, protocol.OpFileWrite, req, &res)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return structured(res, fmt.Sprintf("wrote %d bytes to %s", res.Bytes, res.Path), false), nil
 }
 
 func runEditFile(ctx context.Context, c *call) (*mcp.CallToolResult, error) {

@@ -10,8 +10,16 @@ import (
 
 // handler serves one operation. emit sends a non-terminal event for the
 // request (the dispatcher fills in the id); the returned value becomes the
-// terminal event's result.
-type handler func(ctx context.Context, params json.RawMessage, emit func(protocol.Event)) (any, error)
+// terminal event's result, and a payloadResult's payload its payload.
+type handler func(ctx context.Context, req protocol.Request, emit func(protocol.Event)) (any, error)
+
+// payloadResult is a result whose bytes go beside its JSON (see
+// protocol.WritePayload). Only operations whose request asked for it
+// return one.
+type payloadResult struct {
+	result  any
+	payload []byte
+}
 
 // registry maps operations to handlers. Registration is explicit and a
 // duplicate panics, so a wiring mistake fails at start, not at call time.
@@ -26,9 +34,9 @@ func (r registry) add(op protocol.Op, h handler) {
 
 // unary adapts a request/response function that streams nothing.
 func unary[Req, Res any](fn func(context.Context, Req) (Res, error)) handler {
-	return func(ctx context.Context, params json.RawMessage, _ func(protocol.Event)) (any, error) {
+	return func(ctx context.Context, r protocol.Request, _ func(protocol.Event)) (any, error) {
 		var req Req
-		if err := decode(params, &req); err != nil {
+		if err := decodeRequest(r, &req); err != nil {
 			return nil, err
 		}
 		return fn(ctx, req)
@@ -37,13 +45,22 @@ func unary[Req, Res any](fn func(context.Context, Req) (Res, error)) handler {
 
 // streaming adapts a function that emits events while it runs.
 func streaming[Req, Res any](fn func(context.Context, Req, func(protocol.Event)) (Res, error)) handler {
-	return func(ctx context.Context, params json.RawMessage, emit func(protocol.Event)) (any, error) {
+	return func(ctx context.Context, r protocol.Request, emit func(protocol.Event)) (any, error) {
 		var req Req
-		if err := decode(params, &req); err != nil {
+		if err := decodeRequest(r, &req); err != nil {
 			return nil, err
 		}
 		return fn(ctx, req, emit)
 	}
+}
+
+// decodeRequest decodes the params of r, an operation that takes no
+// payload.
+func decodeRequest(r protocol.Request, into any) error {
+	if r.Payload != nil {
+		return protocol.Errorf(protocol.CodeInvalid, "%s takes no payload; send everything in the parameters", r.Op)
+	}
+	return decode(r.Params, into)
 }
 
 // decode parses params strictly: an unknown field is a gateway/runner

@@ -60,8 +60,8 @@ func handlers(svc Services) registry {
 		r.add(protocol.OpInterpRestart, unary(svc.Interpreter.Restart))
 	}
 
-	r.add(protocol.OpFileRead, unary(fs.Read))
-	r.add(protocol.OpFileWrite, unary(fs.Write))
+	r.add(protocol.OpFileRead, fileRead(fs))
+	r.add(protocol.OpFileWrite, fileWrite(fs))
 	r.add(protocol.OpFileEdit, unary(fs.Edit))
 	r.add(protocol.OpFileList, unary(fs.List))
 	r.add(protocol.OpFileStat, unary(fs.Stat))
@@ -87,6 +87,45 @@ func handlers(svc Services) registry {
 		return pm.Signal(req)
 	}))
 	return r
+}
+
+// fileRead serves file.read; a request with Raw set gets the content as
+// the result's payload.
+func fileRead(fs *files.Service) handler {
+	return func(ctx context.Context, r protocol.Request, _ func(protocol.Event)) (any, error) {
+		var req protocol.ReadRequest
+		if err := decodeRequest(r, &req); err != nil {
+			return nil, err
+		}
+		res, err := fs.Read(ctx, req)
+		if err != nil || !req.Raw {
+			return res, err
+		}
+		data := res.Data
+		res.Data = nil
+		if data == nil {
+			data = []byte{} // an empty file still answers with a payload
+		}
+		return payloadResult{result: res, payload: data}, nil
+	}
+}
+
+// fileWrite serves file.write, whose content may come as the request's
+// payload instead of WriteRequest.Content.
+func fileWrite(fs *files.Service) handler {
+	return func(ctx context.Context, r protocol.Request, _ func(protocol.Event)) (any, error) {
+		var req protocol.WriteRequest
+		if err := decode(r.Params, &req); err != nil {
+			return nil, err
+		}
+		if r.Payload != nil {
+			if req.Content != "" {
+				return nil, protocol.Errorf(protocol.CodeInvalid, "file.write: send the content either as the payload or in the parameters, not both")
+			}
+			req.Data = r.Payload
+		}
+		return fs.Write(ctx, req)
+	}
 }
 
 func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }

@@ -66,6 +66,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set(protocol.VersionHeader, strconv.Itoa(protocol.Version))
+	w.Header().Set(protocol.FeaturesHeader, protocol.FeaturePayload)
 	if got := r.Header.Get(protocol.VersionHeader); got != strconv.Itoa(protocol.Version) {
 		http.Error(w, fmt.Sprintf("protocol version mismatch: runner speaks %d, gateway asked for %q; rebuild the gateway and the runner from the same source (make build)", protocol.Version, got), http.StatusUpgradeRequired)
 		return
@@ -110,12 +111,20 @@ func (s *session) serve() {
 	defer s.cancel()
 	defer s.inflight.wait()
 	for {
-		_, frame, err := s.conn.Read(s.life)
+		typ, frame, err := s.conn.Read(s.life)
 		if err != nil {
 			return
 		}
+		var payload []byte
+		if typ == websocket.MessageBinary {
+			frame, payload, err = protocol.SplitPayload(frame)
+		}
 		var req protocol.Request
-		if err := protocol.Unmarshal(frame, &req); err != nil {
+		if err == nil {
+			err = protocol.Unmarshal(frame, &req)
+			req.Payload = payload
+		}
+		if err != nil {
 			_ = s.conn.Close(websocket.StatusProtocolError, "bad request frame")
 			return
 		}
@@ -154,16 +163,26 @@ func (s *session) handle(ctx context.Context, req protocol.Request) {
 		ev.ID = req.ID
 		s.send(ev)
 	}
-	res, err := h(ctx, req.Params, emit)
+	res, err := h(ctx, req, emit)
 	if err != nil {
 		end.Error = toProtocolError(err)
 		s.send(end)
 		return
 	}
+	out, hasPayload := res.(payloadResult)
+	if hasPayload {
+		res = out.result
+	}
 	frame, err := protocol.EncodeEvent(end, res)
 	if err != nil {
 		end.Error = protocol.Errorf(protocol.CodeInternal, "encode %s result: %v", req.Op, err)
 		s.send(end)
+		return
+	}
+	if hasPayload {
+		if err := protocol.WritePayload(s.life, s.conn, frame, out.payload); err != nil {
+			s.cancel()
+		}
 		return
 	}
 	s.write(frame)

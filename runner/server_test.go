@@ -26,6 +26,13 @@ import (
 // returns a dial function for it.
 func startRunner(t *testing.T) (protocol.DialFunc, string) {
 	t.Helper()
+	return startRunnerWith(t, nil)
+}
+
+// startRunnerWith is startRunner with the runner's handler wrapped by
+// wrap (when not nil).
+func startRunnerWith(t *testing.T, wrap func(http.Handler) http.Handler) (protocol.DialFunc, string) {
+	t.Helper()
 	dir, err := os.MkdirTemp("", "rn")
 	if err != nil {
 		t.Fatal(err)
@@ -44,7 +51,11 @@ func startRunner(t *testing.T) (protocol.DialFunc, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := &http.Server{Handler: srv}
+	var h http.Handler = srv
+	if wrap != nil {
+		h = wrap(srv)
+	}
+	hs := &http.Server{Handler: h}
 	go hs.Serve(ln)
 	t.Cleanup(func() { hs.Close() })
 	return func(ctx context.Context) (net.Conn, error) {

@@ -50,7 +50,7 @@ func (s *Service) Read(ctx context.Context, req protocol.ReadRequest) (protocol.
 	}
 	res.Path = p
 	res.Size = max(res.Size, fi.Size())
-	encodeContent(&res, data, req.Encoding)
+	encodeContent(&res, data, req.Encoding, req.Raw)
 	return res, nil
 }
 
@@ -164,12 +164,20 @@ func partialRune(b []byte) int {
 }
 
 // encodeContent stores data in res as text when it is valid UTF-8 and the
-// caller did not ask for base64, else as base64, and says which.
-func encodeContent(res *protocol.ReadResult, data []byte, want string) {
+// caller did not ask for base64, else as base64, and says which; with raw,
+// it stores the bytes themselves and only says how to render them.
+func encodeContent(res *protocol.ReadResult, data []byte, want string, raw bool) {
 	res.Bytes = int64(len(data))
+	res.Encoding = protocol.EncodingBase64
 	if want != protocol.EncodingBase64 && utf8.Valid(data) {
-		res.Content, res.Encoding = string(data), protocol.EncodingText
-		return
+		res.Encoding = protocol.EncodingText
 	}
-	res.Content, res.Encoding = base64.StdEncoding.EncodeToString(data), protocol.EncodingBase64
+	switch {
+	case raw:
+		res.Data = data
+	case res.Encoding == protocol.EncodingText:
+		res.Content = string(data)
+	default:
+		res.Content = base64.StdEncoding.EncodeToString(data)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
@@ -54,6 +55,14 @@ func TestRead(t *testing.T) {
 			protocol.ReadResult{Path: "bin", Content: b64("\x00\x01\xff"), Encoding: "base64", Size: 3, Bytes: 3, EOF: true}, "", nil},
 		{"empty file", protocol.ReadRequest{Path: "empty"},
 			protocol.ReadResult{Path: "empty", Encoding: "text", EOF: true}, "", nil},
+		{"raw text", protocol.ReadRequest{Path: "a.txt", Raw: true},
+			protocol.ReadResult{Path: "a.txt", Data: []byte("one\ntwo\nthree\n"), Encoding: "text", Size: 14, Bytes: 14, EOF: true}, "", nil},
+		{"raw binary is to be shown as base64", protocol.ReadRequest{Path: "bin", Raw: true},
+			protocol.ReadResult{Path: "bin", Data: []byte("\x00\x01\xff"), Encoding: "base64", Size: 3, Bytes: 3, EOF: true}, "", nil},
+		{"raw with base64 asked", protocol.ReadRequest{Path: "noeol.txt", Encoding: "base64", Raw: true},
+			protocol.ReadResult{Path: "noeol.txt", Data: []byte("one\ntwo"), Encoding: "base64", Size: 7, Bytes: 7, EOF: true}, "", nil},
+		{"raw line range", protocol.ReadRequest{Path: "a.txt", StartLine: 2, EndLine: 2, Raw: true},
+			protocol.ReadResult{Path: "a.txt", Data: []byte("two\n"), Encoding: "text", Size: 14, Offset: 4, Bytes: 4, StartLine: 2, EndLine: 2, TotalLines: 3}, "", nil},
 		{"byte range", protocol.ReadRequest{Path: "a.txt", Offset: 4, Limit: 3},
 			protocol.ReadResult{Path: "a.txt", Content: "two", Encoding: "text", Size: 14, Offset: 4, Bytes: 3}, "", nil},
 		{"byte range to exact end", protocol.ReadRequest{Path: "a.txt", Offset: 8, Limit: 6},
@@ -116,7 +125,7 @@ func TestRead(t *testing.T) {
 				return
 			}
 			tt.want.Path = abs(tt.want.Path)
-			if got != tt.want {
+			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("Read(%+v)\n got %+v\nwant %+v", tt.req, got, tt.want)
 			}
 		})

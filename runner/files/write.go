@@ -19,7 +19,11 @@ func (s *Service) Write(ctx context.Context, req protocol.WriteRequest) (protoco
 	if err != nil {
 		return protocol.WriteResult{}, err
 	}
-	data, err := s.decodeContent(p, req.Content, req.Encoding)
+	content := req.Data
+	if content == nil {
+		content = []byte(req.Content)
+	}
+	data, err := s.decodeContent(p, content, req.Encoding)
 	if err != nil {
 		return protocol.WriteResult{}, err
 	}
@@ -83,7 +87,7 @@ func (s *Service) writeTarget(op, p string) (string, fs.FileInfo, error) {
 // decodeContent returns the bytes to write, checking encoding and the
 // write cap. Base64 with and without padding is accepted, since agents
 // produce both.
-func (s *Service) decodeContent(p, content, encoding string) ([]byte, error) {
+func (s *Service) decodeContent(p string, content []byte, encoding string) ([]byte, error) {
 	limit := s.opts.MaxWriteBytes
 	hint := "write a smaller file, or build it in parts with a shell command"
 	switch encoding {
@@ -91,17 +95,17 @@ func (s *Service) decodeContent(p, content, encoding string) ([]byte, error) {
 		if int64(len(content)) > limit {
 			return nil, tooLarge("write", p, "content", int64(len(content)), limit, "write", hint)
 		}
-		return []byte(content), nil
+		return content, nil
 	case protocol.EncodingBase64:
 		if n := int64(base64.StdEncoding.DecodedLen(len(content))); n > limit+2 {
 			// Checked before decoding so an oversized payload is not
 			// decoded just to be refused; +2 allows for padding.
 			return nil, tooLarge("write", p, "content", n, limit, "write", hint)
 		}
-		data, err := base64.StdEncoding.DecodeString(content)
+		data, err := decodeBase64(base64.StdEncoding, content)
 		if err != nil {
 			var rawErr error
-			if data, rawErr = base64.RawStdEncoding.DecodeString(content); rawErr != nil {
+			if data, rawErr = decodeBase64(base64.RawStdEncoding, content); rawErr != nil {
 				return nil, protocol.Errorf(protocol.CodeInvalid,
 					"write %s: content is not valid base64 (%v); send standard base64, or use encoding \"text\"", p, err)
 			}
@@ -113,4 +117,11 @@ func (s *Service) decodeContent(p, content, encoding string) ([]byte, error) {
 	}
 	return nil, protocol.Errorf(protocol.CodeInvalid,
 		"write %s: unknown encoding %q; use \"text\" or \"base64\"", p, encoding)
+}
+
+// decodeBase64 decodes src with enc, as enc.DecodeString would.
+func decodeBase64(enc *base64.Encoding, src []byte) ([]byte, error) {
+	dst := make([]byte, enc.DecodedLen(len(src)))
+	n, err := enc.Decode(dst, src)
+	return dst[:n], err
 }

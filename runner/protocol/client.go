@@ -50,6 +50,8 @@ const (
 type Client struct {
 	conn   *websocket.Conn
 	nextID atomic.Uint64
+	// payloads records that the runner takes and gives payloads.
+	payloads bool
 
 	mu      sync.Mutex
 	pending map[uint64]*call
@@ -91,7 +93,8 @@ func Dial(ctx context.Context, dial DialFunc) (*Client, error) {
 	}
 	conn.SetReadLimit(MaxFrameBytes)
 	life, stop := context.WithCancel(context.Background())
-	c := &Client{conn: conn, pending: map[uint64]*call{}, done: make(chan struct{}), life: life, cancel: stop}
+	c := &Client{conn: conn, pending: map[uint64]*call{}, done: make(chan struct{}), life: life, cancel: stop,
+		payloads: HasFeature(resp.Header.Get(FeaturesHeader), FeaturePayload)}
 	go c.readLoop()
 	go c.heartbeat()
 	return c, nil
@@ -158,20 +161,34 @@ func (c *Client) Close() error {
 	return err
 }
 
+// Payloads reports whether the runner takes and gives payloads (see
+// payload.go), so that CallPayload may be used.
+func (c *Client) Payloads() bool { return c.payloads }
+
 // Call sends a request that has no streamed output and decodes its result
 // into result (which may be nil).
 func (c *Client) Call(ctx context.Context, op Op, params, result any) error {
-	raw, err := c.Stream(ctx, op, params, nil)
+	_, err := c.CallPayload(ctx, op, params, nil, result)
+	return err
+}
+
+// CallPayload is Call with bytes beside the JSON both ways: in (nil for
+// none) goes as the request's payload, and the result's payload, if any,
+// is returned. in may be given only when Payloads reports true.
+func (c *Client) CallPayload(ctx context.Context, op Op, params any, in []byte, result any) ([]byte, error) {
+	if in != nil && !c.payloads {
+		return nil, &Error{Code: CodeUnsupported, Message: fmt.Sprintf("%s: this runner takes no payloads; send the content in the parameters", op)}
+	}
+	end, err := c.exchange(ctx, Request{Op: op, Payload: in}, params, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if result == nil || len(raw) == 0 {
-		return nil
+	if result != nil && len(end.Result) > 0 {
+		if err := Unmarshal(end.Result, result); err != nil {
+			return nil, &Error{Code: CodeInternal, Message: fmt.Sprintf("decode %s result: %v", op, err)}
+		}
 	}
-	if err := Unmarshal(raw, result); err != nil {
-		return &Error{Code: CodeInternal, Message: fmt.Sprintf("decode %s result: %v", op, err)}
-	}
-	return nil
+	return end.Payload, nil
 }
 
 // Stream sends a request and calls onEvent (if not nil) for every
@@ -182,14 +199,23 @@ func (c *Client) Call(ctx context.Context, op Op, params, result any) error {
 // short grace for the runner's terminal event, so that the caller still
 // learns the outcome (for exec: killed, with exit status and flags).
 func (c *Client) Stream(ctx context.Context, op Op, params any, onEvent func(Event)) (json.RawMessage, error) {
+	end, err := c.exchange(ctx, Request{Op: op}, params, onEvent)
+	return end.Result, err
+}
+
+// exchange sends req (its ID is assigned here) with params and returns
+// the terminal event, calling onEvent as Stream describes.
+func (c *Client) exchange(ctx context.Context, req Request, params any, onEvent func(Event)) (Event, error) {
 	id := c.nextID.Add(1)
+	op := req.Op
+	req.ID = id
 	cl, err := c.register(id)
 	if err != nil {
-		return nil, err
+		return Event{}, err
 	}
 	defer c.unregister(id)
-	if err := c.send(Request{ID: id, Op: op}, params); err != nil {
-		return nil, err
+	if err := c.send(req, params); err != nil {
+		return Event{}, err
 	}
 	var grace <-chan time.Time
 	ctxDone := ctx.Done()
@@ -197,9 +223,9 @@ func (c *Client) Stream(ctx context.Context, op Op, params any, onEvent func(Eve
 		for _, ev := range cl.take() {
 			if ev.Type == EventEnd {
 				if ev.Error != nil {
-					return nil, ev.Error
+					return Event{}, ev.Error
 				}
-				return ev.Result, nil
+				return ev, nil
 			}
 			if onEvent != nil {
 				onEvent(ev)
@@ -213,13 +239,13 @@ func (c *Client) Stream(ctx context.Context, op Op, params any, onEvent func(Eve
 				cl.putBack(evs)
 				continue
 			}
-			return nil, c.Err()
+			return Event{}, c.Err()
 		case <-ctxDone:
 			ctxDone = nil
 			_ = c.send(Request{ID: c.nextID.Add(1), Op: OpCancel}, CancelRequest{Target: id})
 			grace = time.After(cancelGrace)
 		case <-grace:
-			return nil, &Error{Code: CodeCanceled, Message: fmt.Sprintf("%s canceled: %v", op, ctx.Err())}
+			return Event{}, &Error{Code: CodeCanceled, Message: fmt.Sprintf("%s canceled: %v", op, ctx.Err())}
 		}
 	}
 }

@@ -21,7 +21,7 @@ const maxQueuedBytes = 16 << 20
 type call struct {
 	mu     sync.Mutex
 	events []Event
-	queued int           // bytes of Data and Result in events
+	queued int           // bytes of Data, Result and Payload in events
 	notify chan struct{} // capacity 1: "events is not empty"
 }
 
@@ -29,7 +29,7 @@ type call struct {
 func (cl *call) push(ev Event) bool {
 	cl.mu.Lock()
 	cl.events = append(cl.events, ev)
-	cl.queued += len(ev.Data) + len(ev.Result)
+	cl.queued += len(ev.Data) + len(ev.Result) + len(ev.Payload)
 	over := cl.queued > maxQueuedBytes
 	cl.mu.Unlock()
 	select {
@@ -74,14 +74,19 @@ func (c *Client) unregister(id uint64) {
 	c.mu.Unlock()
 }
 
-// send writes one request frame. coder/websocket serialises concurrent
-// writers itself.
+// send writes one request frame, as a binary message when it has a
+// payload. coder/websocket serialises concurrent writers itself.
 func (c *Client) send(req Request, params any) error {
 	frame, err := EncodeRequest(req, params)
 	if err != nil {
 		return &Error{Code: CodeInvalid, Message: fmt.Sprintf("encode %s params: %v", req.Op, err)}
 	}
-	if err := c.conn.Write(c.life, websocket.MessageText, frame); err != nil {
+	if req.Payload != nil {
+		err = WritePayload(c.life, c.conn, frame, req.Payload)
+	} else {
+		err = c.conn.Write(c.life, websocket.MessageText, frame)
+	}
+	if err != nil {
 		c.fail(fmt.Errorf("write to runner: %w", err))
 		return notDelivered{c.Err()}
 	}
@@ -90,13 +95,21 @@ func (c *Client) send(req Request, params any) error {
 
 func (c *Client) readLoop() {
 	for {
-		_, frame, err := c.conn.Read(c.life)
+		typ, frame, err := c.conn.Read(c.life)
 		if err != nil {
 			c.fail(fmt.Errorf("read from runner: %w", err))
 			return
 		}
+		var payload []byte
+		if typ == websocket.MessageBinary {
+			frame, payload, err = SplitPayload(frame)
+		}
 		var ev Event
-		if err := Unmarshal(frame, &ev); err != nil {
+		if err == nil {
+			err = Unmarshal(frame, &ev)
+			ev.Payload = payload
+		}
+		if err != nil {
 			c.fail(fmt.Errorf("decode runner frame: %w", err))
 			_ = c.conn.Close(websocket.StatusProtocolError, "bad frame")
 			return

@@ -20,6 +20,10 @@ type ReadRequest struct {
 	EndLine   int    `json:"end_line,omitempty"` // 0: to the end
 	Encoding  string `json:"encoding,omitempty"`
 	MaxBytes  int64  `json:"max_bytes,omitempty"` // 0: the runner's default cap
+	// Raw asks for the content's bytes as the result's payload (Data)
+	// instead of Content; Encoding then says how the gateway must render
+	// them: as text, or base64 when they are not UTF-8 or base64 was asked.
+	Raw bool `json:"raw,omitempty"`
 }
 
 // ReadResult is the content of a file read.
@@ -34,6 +38,9 @@ type ReadResult struct {
 	EndLine    int    `json:"end_line,omitempty"`
 	TotalLines int    `json:"total_lines,omitempty"` // set for line reads
 	EOF        bool   `json:"eof"`                   // Content reaches the end of the file
+	// Data is the content's bytes when the request asked for Raw; it
+	// travels as the payload.
+	Data []byte `json:"-"`
 }
 
 // WriteRequest writes a whole file atomically (temp file + rename in the
@@ -43,6 +50,9 @@ type WriteRequest struct {
 	Content  string `json:"content"`
 	Encoding string `json:"encoding,omitempty"`
 	Mode     uint32 `json:"mode,omitempty"` // 0: keep the existing mode, or 0644 for a new file
+	// Data, when not nil, is Content as bytes (still in Encoding), sent
+	// as the request's payload; Content is then empty.
+	Data []byte `json:"-"`
 }
 
 // WriteResult describes a written file.

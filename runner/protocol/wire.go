@@ -18,6 +18,8 @@ type Request struct {
 	ID     uint64          `json:"id"`
 	Op     Op              `json:"op"`
 	Params json.RawMessage `json:"params,omitempty"`
+	// Payload is bytes sent beside Params (see payload.go); nil for none.
+	Payload []byte `json:"-"`
 }
 
 // EventType names the kind of an Event.
@@ -39,6 +41,8 @@ type Event struct {
 	Data   []byte          `json:"data,omitempty"`
 	Result json.RawMessage `json:"result,omitempty"`
 	Error  *Error          `json:"error,omitempty"`
+	// Payload is bytes sent beside Result (see payload.go); nil for none.
+	Payload []byte `json:"-"`
 }
 
 // Op names an operation.
