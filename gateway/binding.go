@@ -9,13 +9,15 @@ import (
 
 // bindingWriter watches the response to an initialize request: when mcp-go
 // assigns a session id, it is bound to the principal before the client
-// can use it.
+// can use it. It also writes a result's large texts in place of their
+// placeholders (see bulktext.go).
 type bindingWriter struct {
 	http.ResponseWriter
 	g     *Server
 	r     *http.Request
 	p     Principal
 	bound bool
+	bulk  *bulkTexts // the request's large texts, written in place of their placeholders
 }
 
 func (bw *bindingWriter) WriteHeader(code int) {
@@ -25,6 +27,9 @@ func (bw *bindingWriter) WriteHeader(code int) {
 
 func (bw *bindingWriter) Write(b []byte) (int, error) {
 	bw.bind()
+	if bw.bulk != nil && bw.bulk.pending() {
+		return bw.bulk.writeSpliced(bw.ResponseWriter, b)
+	}
 	return bw.ResponseWriter.Write(b)
 }
 

@@ -231,6 +231,7 @@ func (c *call) finish(ctx context.Context, res *mcp.CallToolResult, began time.T
 		c.g.log.Error("audit append failed; withholding result", "tool", e.Tool, "error", err)
 		return mcp.NewToolResultError(fmt.Sprintf("%v: %s ran but its end could not be recorded, so its result is withheld (%v)", errAuditDown, e.Tool, err)), nil
 	}
+	holdLargeTexts(ctx, res)
 	return res, nil
 }
 

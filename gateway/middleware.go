@@ -86,8 +86,9 @@ func (g *Server) principalStage(next http.Handler) http.Handler {
 			return
 		}
 		defer g.releaseSession(ctx)
-		r = r.WithContext(ctx)
-		next.ServeHTTP(&bindingWriter{ResponseWriter: w, g: g, r: r, p: p}, r)
+		bulk := newBulkTexts()
+		r = r.WithContext(withBulkTexts(ctx, bulk))
+		next.ServeHTTP(&bindingWriter{ResponseWriter: w, g: g, r: r, p: p, bulk: bulk}, r)
 	})
 }
 

@@ -91,24 +91,37 @@ func TestPayloadRefusals(t *testing.T) {
 }
 
 // TestMalformedBinaryMessageClosesTheConnection: a binary message whose
-// length prefix lies is a protocol error, not something to guess at.
+// length prefix does not match its contents is a protocol error, not
+// something to guess at.
 func TestMalformedBinaryMessageClosesTheConnection(t *testing.T) {
 	t.Parallel()
 	d, _ := startRunner(t)
 	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) { return d(ctx) }}}
-	conn, _, err := websocket.Dial(t.Context(), "ws://runner"+protocol.Path, &websocket.DialOptions{
-		HTTPClient: hc, HTTPHeader: http.Header{protocol.VersionHeader: []string{"1"}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.CloseNow()
-	if err := conn.Write(t.Context(), websocket.MessageBinary, []byte{0, 0, 1, 0, '{', '}'}); err != nil {
-		t.Fatal(err)
-	}
-	_, _, err = conn.Read(t.Context())
-	if websocket.CloseStatus(err) != websocket.StatusProtocolError {
-		t.Fatalf("after a lying length prefix: %v, want a protocol-error close", err)
+	for _, tt := range []struct {
+		name string
+		msg  []byte
+	}{
+		{"no prefix", []byte{0, 0, 1}},
+		{"shorter than it says", []byte{0, 0, 1, 0, 0, 0, 0, 0, '{', '}'}},
+		{"longer than it says", []byte{0, 0, 0, 2, 0, 0, 0, 1, '{', '}', 'x', 'y'}},
+		{"above the frame limit", []byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, '{', '}'}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			conn, _, err := websocket.Dial(t.Context(), "ws://runner"+protocol.Path, &websocket.DialOptions{
+				HTTPClient: hc, HTTPHeader: http.Header{protocol.VersionHeader: []string{"1"}},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.CloseNow()
+			if err := conn.Write(t.Context(), websocket.MessageBinary, tt.msg); err != nil {
+				t.Fatal(err)
+			}
+			_, _, err = conn.Read(t.Context())
+			if websocket.CloseStatus(err) != websocket.StatusProtocolError {
+				t.Fatalf("got %v, want a protocol-error close", err)
+			}
+		})
 	}
 }
 

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -111,23 +112,20 @@ func (s *session) serve() {
 	defer s.cancel()
 	defer s.inflight.wait()
 	for {
-		typ, frame, err := s.conn.Read(s.life)
+		frame, payload, err := protocol.ReadMessage(s.life, s.conn)
+		if errors.Is(err, protocol.ErrMalformed) {
+			_ = s.conn.Close(websocket.StatusProtocolError, "bad request message")
+			return
+		}
 		if err != nil {
 			return
 		}
-		var payload []byte
-		if typ == websocket.MessageBinary {
-			frame, payload, err = protocol.SplitPayload(frame)
-		}
 		var req protocol.Request
-		if err == nil {
-			err = protocol.Unmarshal(frame, &req)
-			req.Payload = payload
-		}
-		if err != nil {
+		if err := protocol.Unmarshal(frame, &req); err != nil {
 			_ = s.conn.Close(websocket.StatusProtocolError, "bad request frame")
 			return
 		}
+		req.Payload = payload
 		if req.Op == protocol.OpCancel {
 			s.cancelRequest(req)
 			continue

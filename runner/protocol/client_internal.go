@@ -95,25 +95,21 @@ func (c *Client) send(req Request, params any) error {
 
 func (c *Client) readLoop() {
 	for {
-		typ, frame, err := c.conn.Read(c.life)
+		frame, payload, err := ReadMessage(c.life, c.conn)
 		if err != nil {
 			c.fail(fmt.Errorf("read from runner: %w", err))
+			if errors.Is(err, ErrMalformed) {
+				_ = c.conn.Close(websocket.StatusProtocolError, "bad message")
+			}
 			return
 		}
-		var payload []byte
-		if typ == websocket.MessageBinary {
-			frame, payload, err = SplitPayload(frame)
-		}
 		var ev Event
-		if err == nil {
-			err = Unmarshal(frame, &ev)
-			ev.Payload = payload
-		}
-		if err != nil {
+		if err := Unmarshal(frame, &ev); err != nil {
 			c.fail(fmt.Errorf("decode runner frame: %w", err))
 			_ = c.conn.Close(websocket.StatusProtocolError, "bad frame")
 			return
 		}
+		ev.Payload = payload
 		c.mu.Lock()
 		cl := c.pending[ev.ID]
 		c.mu.Unlock()

@@ -3,7 +3,9 @@ package protocol
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/coder/websocket"
@@ -15,8 +17,12 @@ import (
 // travels as one binary websocket message:
 //
 //	4 bytes   n, big-endian: the length of the JSON frame
+//	4 bytes   m, big-endian: the length of the payload
 //	n bytes   the frame, exactly as a text message would carry it
-//	the rest  the payload (Request.Payload or Event.Payload)
+//	m bytes   the payload (Request.Payload or Event.Payload)
+//
+// The lengths come first so that the reader allocates the message once,
+// at its size, instead of growing a buffer by doubling.
 //
 // A runner that understands payloads says so in its upgrade response
 // (FeaturesHeader lists FeaturePayload). The gateway sends payloads, and
@@ -28,7 +34,7 @@ const (
 )
 
 // payloadHeaderBytes is the length prefix of a binary message.
-const payloadHeaderBytes = 4
+const payloadHeaderBytes = 8
 
 // HasFeature reports whether the comma-separated list header names
 // feature.
@@ -41,19 +47,48 @@ func HasFeature(header, feature string) bool {
 	return false
 }
 
-// SplitPayload splits a binary message into its JSON frame and payload.
-// Both alias msg.
-func SplitPayload(msg []byte) (frame, payload []byte, err error) {
-	if len(msg) < payloadHeaderBytes {
-		return nil, nil, fmt.Errorf("binary message of %d bytes is shorter than its %d-byte length prefix", len(msg), payloadHeaderBytes)
+// ErrMalformed marks a binary message whose length prefix does not match
+// its contents: a peer that does not speak the protocol, which the reader
+// should close the connection on.
+var ErrMalformed = errors.New("malformed binary message")
+
+// ReadMessage reads the next message: a text message is a frame alone,
+// a binary message a frame and its payload (never nil, even when empty:
+// nil means none). The connection's read limit bounds both kinds.
+func ReadMessage(ctx context.Context, conn *websocket.Conn) (frame, payload []byte, err error) {
+	typ, r, err := conn.Reader(ctx)
+	if err != nil {
+		return nil, nil, err
 	}
-	n := binary.BigEndian.Uint32(msg)
-	if uint64(n) > uint64(len(msg)-payloadHeaderBytes) {
-		return nil, nil, fmt.Errorf("binary message says its frame is %d bytes but only %d follow", n, len(msg)-payloadHeaderBytes)
+	if typ == websocket.MessageText {
+		frame, err = io.ReadAll(r)
+		return frame, nil, err
 	}
-	rest := msg[payloadHeaderBytes:]
-	// A payload is never nil, even when empty: nil means "no payload".
-	return rest[:n], rest[n:len(rest):len(rest)], nil
+	var head [payloadHeaderBytes]byte
+	if _, err := io.ReadFull(r, head[:]); err != nil {
+		return nil, nil, short(err, "binary message without its length prefix")
+	}
+	n, m := binary.BigEndian.Uint32(head[:4]), binary.BigEndian.Uint32(head[4:])
+	if uint64(n)+uint64(m) > MaxFrameBytes {
+		return nil, nil, fmt.Errorf("%w: it says it holds %d bytes, above the %d byte limit", ErrMalformed, uint64(n)+uint64(m), MaxFrameBytes)
+	}
+	buf := make([]byte, int(n)+int(m))
+	if _, err := io.ReadFull(r, buf); err != nil {
+		return nil, nil, short(err, fmt.Sprintf("binary message shorter than its length prefix says (%d + %d bytes)", n, m))
+	}
+	if k, _ := r.Read(head[:1]); k != 0 {
+		return nil, nil, fmt.Errorf("%w: longer than its length prefix says (%d + %d bytes)", ErrMalformed, n, m)
+	}
+	return buf[:n:n], buf[n:], nil
+}
+
+// short describes a read that ended early: the message ended (malformed)
+// or the connection failed (err as it is).
+func short(err error, what string) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("%w: %s", ErrMalformed, what)
+	}
+	return err
 }
 
 // WritePayload writes frame and payload as one binary message. The
@@ -66,6 +101,7 @@ func WritePayload(ctx context.Context, conn *websocket.Conn, frame, payload []by
 	}
 	head := make([]byte, payloadHeaderBytes, payloadHeaderBytes+len(frame))
 	binary.BigEndian.PutUint32(head, uint32(len(frame)))
+	binary.BigEndian.PutUint32(head[4:], uint32(len(payload)))
 	if _, err := w.Write(append(head, frame...)); err != nil {
 		w.Close()
 		return err
