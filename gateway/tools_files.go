@@ -102,13 +102,16 @@ func runReadFile(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
 	req := protocol.ReadRequest{Path: a.Path, Offset: a.Offset, Limit: a.Limit, StartLine: a.StartLine, EndLine: a.EndLine, Encoding: a.Encoding}
 	var res protocol.ReadResult
 	if c.runner.Payloads() {
-		// The bytes come beside the JSON, not escaped inside it.
+		// Large content comes beside the JSON, not escaped inside it;
+		// small content still comes in Content.
 		req.Raw = true
 		data, err := c.runner.CallPayload(ctx, protocol.OpFileRead, req, nil, &res)
 		if err != nil {
 			return nil, err
 		}
-		res.Content = renderContent(data, res.Encoding)
+		if data != nil {
+			res.Content = renderContent(data, res.Encoding)
+		}
 	} else if err := c.runner.Call(ctx, protocol.OpFileRead, req, &res); err != nil {
 		return nil, err
 	}
@@ -138,7 +141,7 @@ func runWriteFile(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
 		return nil, err
 	}
 	var res protocol.WriteResult
-	if c.runner.Payloads() {
+	if c.runner.Payloads() && len(a.Content) >= protocol.PayloadMinBytes {
 		// The bytes go beside the JSON, not escaped inside it.
 		_, err = c.runner.CallPayload(ctx, protocol.OpFileWrite, req, []byte(a.Content), &res)
 	} else {

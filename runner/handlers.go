@@ -89,8 +89,9 @@ func handlers(svc Services) registry {
 	return r
 }
 
-// fileRead serves file.read; a request with Raw set gets the content as
-// the result's payload.
+// fileRead serves file.read; a request with Raw set gets content of
+// protocol.PayloadMinBytes or more as the result's payload, and smaller
+// content in Content as usual.
 func fileRead(fs *files.Service) handler {
 	return func(ctx context.Context, r protocol.Request, _ func(protocol.Event)) (any, error) {
 		var req protocol.ReadRequest
@@ -101,11 +102,12 @@ func fileRead(fs *files.Service) handler {
 		if err != nil || !req.Raw {
 			return res, err
 		}
+		if len(res.Data) < protocol.PayloadMinBytes {
+			files.Inline(&res)
+			return res, nil
+		}
 		data := res.Data
 		res.Data = nil
-		if data == nil {
-			data = []byte{} // an empty file still answers with a payload
-		}
 		return payloadResult{result: res, payload: data}, nil
 	}
 }

@@ -163,6 +163,17 @@ func partialRune(b []byte) int {
 	return 0
 }
 
+// Inline moves a raw read's bytes (res.Data) into res.Content, rendered
+// as res.Encoding says: for content too small to be worth a payload.
+func Inline(res *protocol.ReadResult) {
+	if res.Encoding == protocol.EncodingBase64 {
+		res.Content = base64.StdEncoding.EncodeToString(res.Data)
+	} else {
+		res.Content = string(res.Data)
+	}
+	res.Data = nil
+}
+
 // encodeContent stores data in res as text when it is valid UTF-8 and the
 // caller did not ask for base64, else as base64, and says which; with raw,
 // it stores the bytes themselves and only says how to render them.

@@ -33,6 +33,13 @@ const (
 	FeaturePayload = "payload"
 )
 
+// PayloadMinBytes is the size from which content is worth a payload.
+// Below it the JSON's escaping costs microseconds, and a text message is
+// one websocket frame where a binary one is two: file.read answers small
+// content in Content even when asked for Raw, and the gateway sends small
+// writes in the parameters.
+const PayloadMinBytes = 64 << 10
+
 // payloadHeaderBytes is the length prefix of a binary message.
 const payloadHeaderBytes = 8
 
