@@ -9,10 +9,10 @@ SANDGATE_PORT ?= 8080
 export PATH := $(dir $(GO)):$(PATH)
 
 .PHONY: help setup build images run test test-short lint bench fuzz clean compose compose-down
-.PHONY: soak fuzz-short load
+.PHONY: soak fuzz-short load k8s-up k8s-down
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
 setup: ## install what a fresh Debian host lacks (Docker engine, debootstrap) and start dockerd
 	@deploy/setup-host.sh
@@ -81,6 +81,12 @@ compose: setup images ## run the gateway as a container (deploy/compose.yaml) on
 
 compose-down: ## stop the compose gateway (it removes its sandboxes first)
 	docker-compose -p sandgate -f deploy/compose.yaml down
+
+k8s-up: ## build (cached) and start a single-node cluster
+	@deploy/kubernetes/local/up.sh
+
+k8s-down: ## tear down everything k8s-up started
+	@deploy/kubernetes/local/down.sh
 
 clean: ## remove build output (not var/)
 	rm -rf $(BIN)
