@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -110,7 +109,7 @@ func runReadFile(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
 			return nil, err
 		}
 		if data != nil {
-			res.Content = renderContent(data, res.Encoding)
+			res.Content = protocol.RenderContent(data, res.Encoding)
 		}
 	} else if err := c.runner.Call(ctx, protocol.OpFileRead, req, &res); err != nil {
 		return nil, err
@@ -120,15 +119,6 @@ func runReadFile(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
 	content := res.Content
 	res.Content = ""
 	return structured(res, content, false), nil
-}
-
-// renderContent turns a raw read's bytes into the text content, as the
-// runner said to render them.
-func renderContent(data []byte, encoding string) string {
-	if encoding == protocol.EncodingBase64 {
-		return base64.StdEncoding.EncodeToString(data)
-	}
-	return string(data)
 }
 
 func runWriteFile(ctx context.Context, c *call) (*mcp.CallToolResult, error) {

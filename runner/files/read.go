@@ -166,12 +166,7 @@ func partialRune(b []byte) int {
 // Inline moves a raw read's bytes (res.Data) into res.Content, rendered
 // as res.Encoding says: for content too small to be worth a payload.
 func Inline(res *protocol.ReadResult) {
-	if res.Encoding == protocol.EncodingBase64 {
-		res.Content = base64.StdEncoding.EncodeToString(res.Data)
-	} else {
-		res.Content = string(res.Data)
-	}
-	res.Data = nil
+	res.Content, res.Data = protocol.RenderContent(res.Data, res.Encoding), nil
 }
 
 // encodeContent stores data in res as text when it is valid UTF-8 and the

@@ -1,6 +1,9 @@
 package protocol
 
-import "time"
+import (
+	"encoding/base64"
+	"time"
+)
 
 // Encodings for file content on the wire.
 const (
@@ -41,6 +44,15 @@ type ReadResult struct {
 	// Data is the content's bytes when the request asked for Raw; it
 	// travels as the payload.
 	Data []byte `json:"-"`
+}
+
+// RenderContent turns a raw read's bytes (ReadResult.Data) into the
+// Content they stand for, as the result's Encoding says.
+func RenderContent(data []byte, encoding string) string {
+	if encoding == EncodingBase64 {
+		return base64.StdEncoding.EncodeToString(data)
+	}
+	return string(data)
 }
 
 // WriteRequest writes a whole file atomically (temp file + rename in the
