@@ -30,7 +30,8 @@ import (
 const bulkMinBytes = 64 << 10
 
 // bulkTexts holds one request's large texts until its response is
-// written.
+// written. The zero value is ready; the nonce is drawn on the first hold,
+// so requests without a large text pay nothing.
 type bulkTexts struct {
 	mu     sync.Mutex
 	prefix []byte   // `\u0000sandgate-bulk:<nonce>:` as encoding/json writes it
@@ -38,12 +39,6 @@ type bulkTexts struct {
 }
 
 type bulkKey struct{}
-
-func newBulkTexts() *bulkTexts {
-	nonce := make([]byte, 16)
-	_, _ = rand.Read(nonce)
-	return &bulkTexts{prefix: []byte(`\u0000sandgate-bulk:` + hex.EncodeToString(nonce) + ":")}
-}
 
 func withBulkTexts(ctx context.Context, b *bulkTexts) context.Context {
 	return context.WithValue(ctx, bulkKey{}, b)
@@ -70,6 +65,11 @@ func holdLargeTexts(ctx context.Context, res *mcp.CallToolResult) {
 func (b *bulkTexts) hold(text string) string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.prefix == nil {
+		nonce := make([]byte, 16)
+		_, _ = rand.Read(nonce)
+		b.prefix = []byte(`\u0000sandgate-bulk:` + hex.EncodeToString(nonce) + ":")
+	}
 	b.texts = append(b.texts, text)
 	nonce := b.prefix[len(`\u0000`) : len(b.prefix)-1]
 	return "\x00" + string(nonce) + ":" + strconv.Itoa(len(b.texts)-1) + "\x00"

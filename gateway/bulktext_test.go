@@ -38,7 +38,7 @@ func FuzzJSONStringBody(f *testing.F) {
 // whole, wherever the placeholder lands in the encoded response, and a
 // placeholder with another request's nonce is left alone.
 func TestBulkTextSplice(t *testing.T) {
-	b := newBulkTexts()
+	b := &bulkTexts{}
 	ctx := withBulkTexts(context.Background(), b)
 	big := strings.Repeat("line \"q\" <&> é\n", 8000)
 	res := mcp.NewToolResultText(big)
@@ -51,7 +51,7 @@ func TestBulkTextSplice(t *testing.T) {
 		t.Fatal("a small text was held")
 	}
 	prependText(res, "note: ") // the placeholder may land inside a longer string
-	other := newBulkTexts()
+	other := &bulkTexts{}
 	forged := other.hold("never")
 	res.Content = append(res.Content, mcp.NewTextContent(forged))
 	encoded, err := json.Marshal(mcp.JSONRPCResponse{JSONRPC: "2.0", ID: mcp.NewRequestId(1), Result: res})

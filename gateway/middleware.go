@@ -86,7 +86,7 @@ func (g *Server) principalStage(next http.Handler) http.Handler {
 			return
 		}
 		defer g.releaseSession(ctx)
-		bulk := newBulkTexts()
+		bulk := &bulkTexts{}
 		r = r.WithContext(withBulkTexts(ctx, bulk))
 		next.ServeHTTP(&bindingWriter{ResponseWriter: w, g: g, r: r, p: p, bulk: bulk}, r)
 	})
