@@ -106,7 +106,7 @@ func (c *mcpClient) openSession(ctx context.Context) (*session, error) {
 		return nil, fmt.Errorf("initialize: %w", err)
 	}
 	sid := resp.Header.Get(sessionHeader)
-	if _, _, err := readResponse(resp, id); err != nil {
+	if _, _, _, err := readResponse(resp, id); err != nil {
 		return nil, fmt.Errorf("initialize: %w", err)
 	}
 	if sid == "" {
@@ -132,23 +132,34 @@ func (c *mcpClient) openSession(ctx context.Context) (*session, error) {
 // the result, the response's size in bytes, and an error for an HTTP
 // error, a JSON-RPC error or a result with isError.
 func (s *session) callTool(ctx context.Context, tool string, args []byte) (toolResult, int64, error) {
+	res, n, _, err := s.callToolAt(ctx, tool, args)
+	return res, n, err
+}
+
+// callToolAt is callTool that also says when the response had arrived:
+// its last byte (for a JSON body) or its event (for an SSE stream),
+// before this program decodes the result. Latencies are measured to
+// that moment, so that decoding a 1 MiB result here, which costs this
+// VM several milliseconds and is the client's work, not the gateway's,
+// stays out of them.
+func (s *session) callToolAt(ctx context.Context, tool string, args []byte) (toolResult, int64, time.Time, error) {
 	var res toolResult
 	id := s.client.nextID.Add(1)
 	resp, err := s.client.post(ctx, s.id, toolCallBody(id, tool, args))
 	if err != nil {
-		return res, 0, fmt.Errorf("%s: %w", tool, err)
+		return res, 0, time.Now(), fmt.Errorf("%s: %w", tool, err)
 	}
-	msg, n, err := readResponse(resp, id)
+	msg, n, arrived, err := readResponse(resp, id)
 	if err != nil {
-		return res, n, fmt.Errorf("%s: %w", tool, err)
+		return res, n, arrived, fmt.Errorf("%s: %w", tool, err)
 	}
 	if err := json.Unmarshal(msg.Result, &res); err != nil {
-		return res, n, fmt.Errorf("%s: result is not a CallToolResult: %w", tool, err)
+		return res, n, arrived, fmt.Errorf("%s: result is not a CallToolResult: %w", tool, err)
 	}
 	if res.IsError {
-		return res, n, fmt.Errorf("%s: tool error: %s", tool, truncate(res.text(), 200))
+		return res, n, arrived, fmt.Errorf("%s: tool error: %s", tool, truncate(res.text(), 200))
 	}
-	return res, n, nil
+	return res, n, arrived, nil
 }
 
 // close deletes the session; the gateway removes its sandboxes before it
@@ -253,32 +264,39 @@ func toolCallBody(id int64, tool string, args []byte) []byte {
 }
 
 // readResponse reads and closes resp, and returns the JSON-RPC response
-// to request id and the number of body bytes read. The body is either one
-// JSON message or an SSE stream whose data lines carry messages; the
-// response to id is the last one, other messages before it are
-// notifications.
-func readResponse(resp *http.Response, id int64) (rpcMessage, int64, error) {
+// to request id, the number of body bytes read and when the response had
+// arrived (see callToolAt). The body is either one JSON message or an SSE
+// stream whose data lines carry messages; the response to id is the last
+// one, other messages before it are notifications.
+func readResponse(resp *http.Response, id int64) (rpcMessage, int64, time.Time, error) {
 	defer resp.Body.Close()
 	var msg rpcMessage
 	if resp.StatusCode != http.StatusOK {
-		return msg, 0, httpError(resp)
+		return msg, 0, time.Now(), httpError(resp)
 	}
 	body := &countingReader{r: io.LimitReader(resp.Body, maxResponseBytes)}
 	want := strconv.FormatInt(id, 10)
 	mediaType, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	var err error
+	var arrived time.Time
 	switch mediaType {
 	case "application/json":
 		var data []byte
-		if data, err = io.ReadAll(body); err == nil {
+		data, err = io.ReadAll(body)
+		arrived = time.Now()
+		if err == nil {
 			msg, err = decodeResponse(data, want)
 		}
 	case "text/event-stream":
+		// Events are decoded as they come, to find the one answering id;
+		// the answer is the stream's last, so this is its arrival.
 		msg, err = readEventStream(body, want)
+		arrived = time.Now()
 	default:
+		arrived = time.Now()
 		err = fmt.Errorf("unexpected Content-Type %q", resp.Header.Get("Content-Type"))
 	}
-	return msg, body.n, err
+	return msg, body.n, arrived, err
 }
 
 // readEventStream returns the message with id want from an SSE stream.

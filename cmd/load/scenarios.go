@@ -119,13 +119,13 @@ type callSpec struct {
 }
 
 // call makes the call on s under the per-call timeout and returns how
-// long it took.
+// long its response took to arrive (see callToolAt).
 func (c callSpec) call(ctx context.Context, s *session) (time.Duration, int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	began := time.Now()
-	_, n, err := s.callTool(ctx, c.tool, c.args)
-	return time.Since(began), n, err
+	_, n, arrived, err := s.callToolAt(ctx, c.tool, c.args)
+	return arrived.Sub(began), n, err
 }
 
 func mustJSON(v any) []byte {
