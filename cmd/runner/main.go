@@ -1,13 +1,16 @@
-// Command runner is the agent inside every sandbox. The gateway mounts this
-// static binary read-only into the container and runs it as the entrypoint
-// (behind Docker's init, which reaps zombies); it serves the runner protocol
-// on a unix socket in a directory only the gateway can reach.
+// Command runner is the agent inside every sandbox; it serves the runner
+// protocol to the gateway.
+//
+// Under Docker the gateway mounts this static binary read-only into the
+// container and runs it as the entrypoint (behind Docker's init, which
+// reaps zombies), on a unix socket (--socket) in a directory only the
+// gateway can reach. On Kubernetes it serves TCP on the pod's IP
+// (--listen) to connections that send the sandbox's secret
+// (--secret-file).
 package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"net"
@@ -47,46 +50,12 @@ func main() {
 	}
 }
 
-// config is the runner's whole configuration.
-type config struct {
-	Socket    string
-	Workspace string
-	// ProxyListen is where the sandbox's egress proxy listens. Inside a
-	// container it is the fixed, documented 127.0.0.1:3128; tests that
-	// run the runner on the host pass port 0.
-	ProxyListen string
-	// ExtraCA is a PEM file of CAs the sandbox trusts besides the
-	// image's (mounted read-only by the provider); empty: none.
-	ExtraCA string
-}
-
-func (c config) Validate() error {
-	if c.Socket == "" {
-		return errors.New("--socket is required")
-	}
-	if c.Workspace == "" {
-		return errors.New("--workspace must not be empty")
-	}
-	return nil
-}
-
-func parseConfig(args []string) (config, error) {
-	var c config
-	fs := flag.NewFlagSet("runner", flag.ContinueOnError)
-	// Flags only, no environment: the runner's environment is the
-	// sandbox's, which its code controls, and the gateway passes both.
-	fs.StringVar(&c.Socket, "socket", "", "unix socket to serve the runner protocol on")
-	fs.StringVar(&c.Workspace, "workspace", "/workspace", "default working directory and base for relative paths")
-	fs.StringVar(&c.ProxyListen, "proxy-listen", "127.0.0.1:3128", "address of the egress proxy the sandbox's programs use")
-	fs.StringVar(&c.ExtraCA, "extra-ca", "", "PEM file of certificate authorities to trust besides the image's")
-	if err := fs.Parse(args); err != nil {
-		return c, err
-	}
-	return c, c.Validate()
-}
-
 func run(ctx context.Context, args []string) error {
 	cfg, err := parseConfig(args)
+	if err != nil {
+		return err
+	}
+	secret, err := readSecret(cfg)
 	if err != nil {
 		return err
 	}
@@ -167,40 +136,22 @@ func run(ctx context.Context, args []string) error {
 	}
 	srv := runner.NewServer(svc, log)
 
-	ln, err := listen(cfg.Socket)
+	ln, err := listen(cfg, secret)
 	if err != nil {
 		return err
 	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
-	log.Info("runner serving", "socket", cfg.Socket, "pid", os.Getpid(), "uid", os.Getuid())
+	// Tests started with port 0 learn the real one from addr.
+	log.Info("runner serving", "network", ln.Addr().Network(), "addr", ln.Addr().String(), "pid", os.Getpid(), "uid", os.Getuid())
 
 	select {
 	case err := <-errc:
-		return fmt.Errorf("serve %s: %w", cfg.Socket, err)
+		return fmt.Errorf("serve %s: %w", ln.Addr(), err)
 	case <-ctx.Done():
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	return hs.Shutdown(shutdownCtx)
-}
-
-// listen opens the unix socket, replacing a stale one from an earlier run.
-// The socket is world-connectable because its directory is the access
-// control: the gateway creates it 0700 (or inside a 0700 parent) and mounts
-// it into this sandbox only.
-func listen(path string) (net.Listener, error) {
-	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("remove stale socket %s: %w", path, err)
-	}
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", path, err)
-	}
-	if err := os.Chmod(path, 0o666); err != nil {
-		ln.Close()
-		return nil, fmt.Errorf("chmod %s: %w", path, err)
-	}
-	return ln, nil
 }
