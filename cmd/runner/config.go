@@ -68,7 +68,7 @@ func parseConfig(args []string) (config, error) {
 		return c, err
 	}
 	if fs.NArg() > 0 {
-		return c, fmt.Errorf("unexpected argument %q (subcommand: connect)", fs.Arg(0))
+		return c, fmt.Errorf("unexpected argument %q (subcommands: connect, install)", fs.Arg(0))
 	}
 	return c, c.Validate()
 }

@@ -21,7 +21,7 @@ func TestParseConfig(t *testing.T) {
 		{"socket with secret", []string{"--socket", "/s", "--secret-file", "s"}, "--secret-file goes with --listen only"},
 		{"listen without port", []string{"--listen", "7070", "--secret-file", "s"}, `--listen "7070": want HOST:PORT`},
 		{"empty workspace", []string{"--socket", "/s", "--workspace", ""}, "--workspace must not be empty"},
-		{"stray argument", []string{"--socket", "/s", "conect"}, `unexpected argument "conect"`},
+		{"stray argument", []string{"--socket", "/s", "instal"}, `unexpected argument "instal"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,9 +4,14 @@
 // Under Docker the gateway mounts this static binary read-only into the
 // container and runs it as the entrypoint (behind Docker's init, which
 // reaps zombies), on a unix socket (--socket) in a directory only the
-// gateway can reach. On Kubernetes it serves TCP on the pod's IP
+// gateway can reach. On Kubernetes an init container copies it from the
+// runner image into a volume the sandbox's container shares (`runner
+// install DEST`), and it runs from there, serving TCP on the pod's IP
 // (--listen) to connections that send the sandbox's secret
 // (--secret-file).
+//
+// `runner connect HOST PORT` is a third use: ssh's and git's proxy command
+// inside the sandbox.
 package main
 
 import (
@@ -37,15 +42,18 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	args := os.Args[1:]
-	if len(args) > 0 && args[0] == "connect" {
-		if err := runConnect(ctx, args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
-			fmt.Fprintln(os.Stderr, "runner connect:", err)
-			os.Exit(1)
-		}
-		return
+	name := "runner"
+	var err error
+	switch {
+	case len(args) > 0 && args[0] == "connect":
+		name, err = "runner connect", runConnect(ctx, args[1:], os.Stdin, os.Stdout, os.Stderr)
+	case len(args) > 0 && args[0] == "install":
+		name, err = "runner install", runInstall(args[1:])
+	default:
+		err = run(ctx, args)
 	}
-	if err := run(ctx, args); err != nil {
-		fmt.Fprintln(os.Stderr, "runner:", err)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
 		os.Exit(1)
 	}
 }
