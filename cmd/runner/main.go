@@ -6,9 +6,12 @@
 // reaps zombies), on a unix socket (--socket) in a directory only the
 // gateway can reach. On Kubernetes an init container copies it from the
 // runner image into a volume the sandbox's container shares (`runner
-// install DEST`), and it runs from there, serving TCP on the pod's IP
-// (--listen) to connections that send the sandbox's secret
-// (--secret-file).
+// install DEST`), and it runs from there as PID 1 of the container,
+// serving TCP on the pod's IP (--listen) to connections that send the
+// sandbox's secret (--secret-file). As PID 1 it is the container's init:
+// runner/process reaps every orphan's zombie, and SIGTERM, which the
+// kernel delivers to an init only because the runner handles it, stops it
+// as under Docker (TestPID1).
 //
 // `runner connect HOST PORT` is a third use: ssh's and git's proxy command
 // inside the sandbox.

@@ -12,7 +12,10 @@
 // sweep finds and what escapes it. The first Manager makes the process a
 // child subreaper, so orphans of a call are re-parented to the runner
 // rather than to init, where the sweep still finds them and the runner
-// reaps them.
+// reaps them. Where the runner is itself PID 1 of its container (on
+// Kubernetes, with no init before it) every orphan of the container comes
+// to it, also those of processes that entered from outside (kubectl
+// exec), and the reaper below reaps them in the same way.
 //
 // Waiting is done with waitid/wait4 on specific pids, never wait4(-1) or
 // exec.Cmd.Wait, so that other packages' os/exec children keep their exit
