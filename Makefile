@@ -8,7 +8,7 @@ SANDGATE_HOME ?= /var/lib/sandgate
 SANDGATE_PORT ?= 8080
 export PATH := $(dir $(GO)):$(PATH)
 
-.PHONY: help setup build images run test test-short lint bench fuzz clean compose compose-down
+.PHONY: help setup build runner images run test test-short lint bench fuzz clean compose compose-down
 .PHONY: soak fuzz-short load k8s-up k8s-down
 
 help: ## list the targets
@@ -17,12 +17,15 @@ help: ## list the targets
 setup: ## install what a fresh Debian host lacks (Docker engine, debootstrap) and start dockerd
 	@deploy/setup-host.sh
 
-build: ## build bin/gateway and the static bin/runner
-	@mkdir -p $(BIN)
-	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/runner ./cmd/runner
+build: runner ## build bin/gateway and the static bin/runner
 	$(GO) build -trimpath -o $(BIN)/gateway ./cmd/gateway
 
-images: setup ## build the sandbox images (offline with debootstrap when no registry is reachable)
+runner: ## build the static bin/runner
+	@mkdir -p $(BIN)
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/runner ./cmd/runner
+
+images: setup runner ## build sandgate/runner from bin/runner, and the sandbox images (offline with debootstrap when no registry is reachable)
+	@images/runner/build.sh $(BIN)/runner
 	@images/build.sh base browser
 
 run: setup build images ## start the gateway on 127.0.0.1:8080 (local Docker, audit log under ./var/)
