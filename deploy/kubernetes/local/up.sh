@@ -206,7 +206,16 @@ start() {
 		exec 9>&- # the lock stays with this script
 		exec setsid "$@"
 	) </dev/null >>"$K8S_LOGS/$name.log" 2>&1 &
-	echo $! >"$K8S_RUN/$name.pid"
+	local pid=$! deadline=$((SECONDS + 30))
+	echo "$pid" >"$K8S_RUN/$name.pid"
+	# pid_of counts a daemon alive only once it is in our cgroup, which
+	# the child joins itself; on a loaded machine that can take a while
+	# after fork, and wait_for would take the gap for an exit.
+	until grep -qx "$pid" "$K8S_DAEMON_CGROUP/cgroup.procs" 2>/dev/null; do
+		kill -0 "$pid" 2>/dev/null || return 0 # exited already: wait_for reports it
+		[ "$SECONDS" -lt "$deadline" ] || fail "$name" "did not join $K8S_DAEMON_CGROUP within 30 s"
+		sleep 0.05
+	done
 }
 
 # wait_for NAME SECONDS WHAT CMD...: poll CMD until it succeeds; on timeout,
