@@ -1,0 +1,102 @@
+// Package kubernetes is the sandbox.Provider for a Kubernetes cluster:
+// one pod per sandbox, in one namespace (Config.Namespace), made with
+// client-go.
+//
+// # Objects
+//
+// A sandbox with id ID is two objects named sandgate-ID (ids are at most
+// 64 lowercase letters, digits and dashes, so the name is a valid
+// DNS-1123 subdomain):
+//
+//   - a Secret holding the runner secret (hex, key "runner"). It is the
+//     sandbox's record: it is made first and deleted only by Remove, so a
+//     pod deleted or evicted from outside leaves it behind and Recreate
+//     can bring the sandbox back, while after Remove Recreate finds
+//     nothing (ErrNotFound). The Secret owns the pod (an ownerReference):
+//     deleting the Secret, by Remove or by an operator, makes the garbage
+//     collector delete the pod too, and a pod can never outlive its
+//     Secret for long. It is immutable, so kubelets do not watch it.
+//   - the pod (see Pod for every field and why).
+//
+// Both carry the same labels and annotations (labels.go), from which any
+// gateway replica rebuilds sandbox.Info without state of its own. What a
+// selector must match is a label (managed, instance, and SHA-256-based
+// hashes of the owner and session, since label values are limited to 63
+// characters of a small alphabet); everything else is an annotation,
+// and List checks the full owner and session in the annotations. Get is
+// a read of the pod by name; List reads the Secrets and pods of the
+// instance by label selector and joins them by name: a Secret without a
+// pod is listed with State StateNoPod, so reconciliation finds sandboxes
+// whose pods vanished and Secrets of creations cut short.
+//
+// # The runner
+//
+// The runner is injected, not baked in, so any image works: an init
+// container from Config.RunnerImage runs `/runner install
+// /sandgate/bin/runner` into an emptyDir, which the sandbox container
+// mounts read-only and runs as its command: `runner --listen :7070
+// --secret-file /run/sandgate/secret/runner --workspace /workspace`. The
+// runner is pid 1 of the pod's container (there is no init as under
+// Docker); it reaps orphans itself.
+//
+// The gateway dials the pod's IP on port 7070 and sends the runner
+// secret first (runner/protocol.WriteSecret); the runner closes any
+// connection that does not. The secret is HMAC-SHA256 of the sandbox id
+// under Config.Key, which all replicas share: Dial needs no read of the
+// Secret, and a pod IP that another sandbox's pod gets later never
+// accepts the old sandbox's secret. Code inside the sandbox can read its
+// own secret (it runs as the runner's user); that gains it nothing, as
+// the secret opens only the runner it already runs under.
+//
+// # Network
+//
+// New makes sure of one NetworkPolicy per instance (NetworkPolicy)
+// selecting every sandbox pod of the instance: ingress only from the
+// gateway pods (Config.GatewaySelector, in Config.GatewayNamespace or
+// the sandbox namespace) to port 7070, and no egress at all, DNS
+// included: a sandbox reaches the network only through its runner's
+// connection to the gateway (the egress proxy), so a pod can reach no
+// other pod, no API server, no node address. The pods have no DNS
+// resolver either (a loopback nameserver where nothing listens). Traffic
+// from a node to its pods is not subject to NetworkPolicy in most network
+// plugins (kube-router and Calico allow it): a gateway on a node's host
+// network reaches the runners; one in a pod must match GatewaySelector.
+// Pods are deleted gracefully, never forced, so a pod stays under the
+// policy until its processes are dead.
+//
+// # Limits and lifetime
+//
+// CPU and memory limits come from sandbox.Limits; requests from Config
+// (small by default, as idle sandboxes cost little). The pod's
+// activeDeadlineSeconds is the time to Spec.ExpiresAt, so the kubelet
+// kills a sandbox that outlives its lifetime even with no gateway left.
+// Kubernetes has no per-pod pids limit in the pod spec: it is the
+// kubelet's podPidsLimit, one value per node, so Limits.Pids is not
+// applied per sandbox. Nor are rlimits (Limits.NoFile, FileSizeBytes):
+// pods get the container runtime's defaults. restartPolicy is Never: a
+// dead runner is a dead sandbox, which the gateway replaces (Recreate).
+// A pod that is terminating, failed, evicted or gone is not running: Get
+// returns ErrNotFound and Dial fails with ErrNotFound.
+//
+// # Workspace
+//
+// /workspace is an emptyDir on the node's disk with sizeLimit
+// Limits.WorkspaceBytes, and the pod's ephemeral-storage limit is that
+// plus a little. On Kubernetes this means: writing past the size is not
+// ENOSPC; the kubelet notices at its next housekeeping (every ten
+// seconds or so) and evicts the whole pod, which the gateway then sees
+// as a dead sandbox. The workspace is not durable (Info.WorkspaceDurable
+// is false): an emptyDir dies with its pod, so a sandbox replaced by
+// Recreate after its runner died, or after the pod was deleted or
+// evicted, starts with an empty /workspace. /tmp and /dev/shm are
+// memory-backed emptyDirs whose size is the tmpfs size (a full /tmp is
+// ENOSPC) and whose pages count against the memory limit, as under
+// Docker.
+//
+// # What the gateway needs
+//
+// In Config.Namespace: pods (get, list, watch, create, delete), secrets
+// (get, list, create, update, delete) and networkpolicies (get, create,
+// update); the API server's /version. It needs no access to anything
+// cluster-wide.
+package kubernetes

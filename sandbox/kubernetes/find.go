@@ -1,0 +1,211 @@
+package kubernetes
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sandgate/sandgate/sandbox"
+)
+
+// States of a listed sandbox (Info.State) beyond the pod's phase in lower
+// case ("pending", "running", "succeeded", "failed", "unknown").
+const (
+	// StateRunning is a pod whose runner container runs.
+	StateRunning = "running"
+	// StateTerminating is a pod being deleted.
+	StateTerminating = "terminating"
+	// StateEvicted is a pod the kubelet evicted (e.g. its workspace
+	// outgrew its size limit).
+	StateEvicted = "evicted"
+	// StateNoPod is a sandbox whose pod is gone (deleted or evicted and
+	// removed from outside, or mid-Recreate) while its Secret remains:
+	// Recreate can bring it back, Remove finishes it.
+	StateNoPod = "no-pod"
+)
+
+// Get returns the sandbox id of this instance if its pod runs, or
+// ErrNotFound. A pod that is terminating, failed, evicted or gone is not
+// found: its runner is dead; Recreate or Remove deal with it.
+func (p *Provider) Get(ctx context.Context, id string) (sandbox.Sandbox, error) {
+	if !idPattern.MatchString(id) {
+		return nil, fmt.Errorf("get sandbox %q: %w", id, sandbox.ErrNotFound)
+	}
+	pod, err := p.cs.CoreV1().Pods(p.cfg.Namespace).Get(ctx, objectName(id), metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err) || err == nil && !ours(pod.ObjectMeta, p.cfg):
+		return nil, fmt.Errorf("get sandbox %s: %w", id, sandbox.ErrNotFound)
+	case err != nil:
+		return nil, fmt.Errorf("get sandbox %s: %w", id, apiErr(err))
+	}
+	if st := state(pod); st != StateRunning {
+		return nil, fmt.Errorf("get sandbox %s: pod is %s: %w", id, st, sandbox.ErrNotFound)
+	}
+	return p.handle(pod), nil
+}
+
+// List describes this instance's sandboxes that match filter, oldest
+// first: one per Secret, with the state of its pod (StateNoPod without
+// one), and any pod whose Secret is already gone (the garbage collector
+// is about to delete it). Terminating pods without a Secret are left out:
+// they are removed already.
+func (p *Provider) List(ctx context.Context, filter sandbox.Filter) ([]sandbox.Info, error) {
+	opts := metav1.ListOptions{LabelSelector: selector(p.cfg, filter)}
+	secrets, err := p.cs.CoreV1().Secrets(p.cfg.Namespace).List(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("list sandboxes: secrets: %w", apiErr(err))
+	}
+	pods, err := p.cs.CoreV1().Pods(p.cfg.Namespace).List(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("list sandboxes: pods: %w", apiErr(err))
+	}
+	byName := make(map[string]*corev1.Pod, len(pods.Items))
+	for i := range pods.Items {
+		byName[pods.Items[i].Name] = &pods.Items[i]
+	}
+	infos := make([]sandbox.Info, 0, len(secrets.Items))
+	for _, s := range secrets.Items {
+		if !ours(s.ObjectMeta, p.cfg) || !matches(s.ObjectMeta, filter) || s.DeletionTimestamp != nil {
+			continue
+		}
+		if pod := byName[s.Name]; pod != nil && ours(pod.ObjectMeta, p.cfg) {
+			delete(byName, s.Name)
+			infos = append(infos, infoFromPod(pod))
+			continue
+		}
+		info := infoFromMeta(s.ObjectMeta)
+		info.State = StateNoPod
+		infos = append(infos, info)
+	}
+	for _, pod := range byName {
+		if ours(pod.ObjectMeta, p.cfg) && matches(pod.ObjectMeta, filter) && pod.DeletionTimestamp == nil {
+			infos = append(infos, infoFromPod(pod))
+		}
+	}
+	slices.SortFunc(infos, func(a, b sandbox.Info) int {
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
+	})
+	return infos, nil
+}
+
+// Remove deletes the sandbox's Secret and its pod, and waits until the
+// pod is gone, so that its runner no longer answers when Remove returns.
+// The Secret goes first: should Remove stop half-way, the garbage
+// collector deletes the pod of a Secret that is gone.
+func (p *Provider) Remove(ctx context.Context, id string) error {
+	start := time.Now()
+	if !idPattern.MatchString(id) {
+		return fmt.Errorf("remove sandbox %q: %w", id, sandbox.ErrNotFound)
+	}
+	found := false
+	secret, err := p.cs.CoreV1().Secrets(p.cfg.Namespace).Get(ctx, objectName(id), metav1.GetOptions{})
+	switch {
+	case err == nil && ours(secret.ObjectMeta, p.cfg):
+		if err := p.deleteSecret(ctx, secret); err != nil {
+			return fmt.Errorf("remove sandbox %s: %w", id, err)
+		}
+		found = true
+	case err != nil && !apierrors.IsNotFound(err):
+		return fmt.Errorf("remove sandbox %s: get secret: %w", id, apiErr(err))
+	}
+	deleted, err := p.deletePod(ctx, id, true)
+	if err != nil {
+		return fmt.Errorf("remove sandbox %s: %w", id, err)
+	}
+	if !found && !deleted {
+		return fmt.Errorf("remove sandbox %s: %w", id, sandbox.ErrNotFound)
+	}
+	p.log.Info("sandbox removed", "sandbox_id", id, "duration_ms", time.Since(start).Milliseconds())
+	return nil
+}
+
+// deletePod deletes the pod of sandbox id, if it is this instance's, and
+// with wait returns only once it is gone (or a new pod has taken its
+// name). It reports whether it deleted a pod that was not terminating
+// already.
+//
+// The delete is graceful, never forced: a pod stays in the API, and so
+// under the NetworkPolicy, until the kubelet has killed its containers.
+// A forced delete would drop the pod from the API at once, and the
+// network plugin would stop applying the policy to an address whose
+// processes may still run.
+func (p *Provider) deletePod(ctx context.Context, id string, wait bool) (bool, error) {
+	pods := p.cs.CoreV1().Pods(p.cfg.Namespace)
+	pod, err := pods.Get(ctx, objectName(id), metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("get pod: %w", apiErr(err))
+	case !ours(pod.ObjectMeta, p.cfg):
+		return false, fmt.Errorf("pod %s is not this instance's sandbox; not deleting it", pod.Name)
+	}
+	deleted := pod.DeletionTimestamp == nil
+	if deleted {
+		err := pods.Delete(ctx, pod.Name, metav1.DeleteOptions{
+			Preconditions:     &metav1.Preconditions{UID: &pod.UID},
+			PropagationPolicy: ptr(metav1.DeletePropagationBackground),
+		})
+		switch {
+		case apierrors.IsNotFound(err) || apierrors.IsConflict(err): // gone, or replaced, meanwhile
+			return false, nil
+		case err != nil:
+			return false, fmt.Errorf("delete pod: %w", apiErr(err))
+		}
+	}
+	if wait {
+		if err := p.waitGone(ctx, pod); err != nil {
+			return deleted, err
+		}
+	}
+	return deleted, nil
+}
+
+// deleteSecret deletes s, if it is still the same object.
+func (p *Provider) deleteSecret(ctx context.Context, s *corev1.Secret) error {
+	err := p.cs.CoreV1().Secrets(p.cfg.Namespace).Delete(ctx, s.Name, metav1.DeleteOptions{
+		Preconditions:     &metav1.Preconditions{UID: &s.UID},
+		PropagationPolicy: ptr(metav1.DeletePropagationBackground),
+	})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("delete secret: %w", apiErr(err))
+	}
+	return nil
+}
+
+// infoFromPod rebuilds a sandbox's Info from its pod.
+func infoFromPod(pod *corev1.Pod) sandbox.Info {
+	info := infoFromMeta(pod.ObjectMeta)
+	info.ContainerID = string(pod.UID)
+	info.State = state(pod)
+	return info
+}
+
+// state is the word for pod's state in Info.State: StateRunning only when
+// it is not being deleted, its phase is Running, it has an IP and its
+// runner container runs.
+func state(pod *corev1.Pod) string {
+	switch {
+	case pod.DeletionTimestamp != nil:
+		return StateTerminating
+	case pod.Status.Reason == "Evicted":
+		return StateEvicted
+	case pod.Status.Phase != corev1.PodRunning:
+		return cmp.Or(strings.ToLower(string(pod.Status.Phase)), "pending")
+	case pod.Status.PodIP == "":
+		return "pending"
+	}
+	for _, c := range pod.Status.ContainerStatuses {
+		if c.Name == ContainerName && c.State.Running == nil {
+			return "exited"
+		}
+	}
+	return StateRunning
+}

@@ -1,0 +1,162 @@
+package kubernetes
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/sandgate/sandgate/sandbox"
+)
+
+// Labels and annotations of every sandbox pod and Secret. They are the
+// provider's only state: Get, List, Remove and a restarted (or second)
+// gateway rebuild sandbox.Info from them. A label value is at most 63
+// characters of a restricted alphabet, so only what a selector must match
+// is a label; everything else, the full owner and session included, is an
+// annotation. Owner and session are selected through a hash label and
+// then checked against the annotation, so neither their length nor their
+// characters matter, and a hash collision cannot match the wrong owner.
+const (
+	// LabelManaged is "true" on every object a sandgate gateway made.
+	LabelManaged = "sandgate.dev/managed"
+	// LabelInstance is Config.Instance.
+	LabelInstance = "sandgate.dev/instance"
+	// LabelOwnerHash is labelHash of the owner digest (absent for none).
+	LabelOwnerHash = "sandgate.dev/owner-hash"
+	// LabelSessionHash is labelHash of the MCP session id (absent for none).
+	LabelSessionHash = "sandgate.dev/session-hash"
+
+	// AnnotationSandbox is the sandbox id (up to 64 characters, one more
+	// than a label value may have; the object names hold it too).
+	AnnotationSandbox = "sandgate.dev/sandbox"
+	// AnnotationOwner is the opaque owner digest from the Spec.
+	AnnotationOwner = "sandgate.dev/owner"
+	// AnnotationSession is the owning MCP session id, if any.
+	AnnotationSession = "sandgate.dev/session"
+	// AnnotationTenant is the owner's tenant.
+	AnnotationTenant = "sandgate.dev/tenant"
+	// AnnotationNetwork is the egress allowlist, a JSON array of rules.
+	AnnotationNetwork = "sandgate.dev/network"
+	// AnnotationCreatedAt is when this pod was made, RFC 3339 in UTC.
+	AnnotationCreatedAt = "sandgate.dev/created-at"
+	// AnnotationExpiresAt is when the sandbox must be gone, RFC 3339 in UTC.
+	AnnotationExpiresAt = "sandgate.dev/expires-at"
+	// AnnotationPool is Spec.Pool: the sandbox was made for the warm pool.
+	AnnotationPool = "sandgate.dev/pool"
+	// AnnotationImage is the sandbox image as the Spec named it.
+	AnnotationImage = "sandgate.dev/image"
+)
+
+// namePrefix starts the name of every sandbox pod and Secret.
+const namePrefix = "sandgate-"
+
+// objectName is the name of sandbox id's pod and of its Secret: at most
+// 73 characters, a valid DNS-1123 subdomain for ids that match idPattern.
+// The pod's hostname is set apart ("sandbox"), so the 63-character limit
+// of hostnames does not apply to it.
+func objectName(id string) string { return namePrefix + id }
+
+// labelHash maps any string to a label value: 128 bits of its SHA-256 in
+// hex.
+func labelHash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:16])
+}
+
+// meta returns the name, labels and annotations of sandbox spec's objects
+// made at now. spec.ID, Image and ExpiresAt must be set.
+func meta(spec sandbox.Spec, cfg Config, now time.Time) metav1.ObjectMeta {
+	l := scopeLabels(cfg)
+	if spec.Owner != "" {
+		l[LabelOwnerHash] = labelHash(spec.Owner)
+	}
+	if spec.Session != "" {
+		l[LabelSessionHash] = labelHash(spec.Session)
+	}
+	network, _ := json.Marshal(spec.Network) // []string always encodes
+	if spec.Network == nil {
+		network = []byte("[]")
+	}
+	return metav1.ObjectMeta{
+		Name:      objectName(spec.ID),
+		Namespace: cfg.Namespace,
+		Labels:    l,
+		Annotations: map[string]string{
+			AnnotationSandbox:   spec.ID,
+			AnnotationOwner:     spec.Owner,
+			AnnotationSession:   spec.Session,
+			AnnotationTenant:    spec.Tenant,
+			AnnotationNetwork:   string(network),
+			AnnotationCreatedAt: now.UTC().Format(time.RFC3339Nano),
+			AnnotationExpiresAt: spec.ExpiresAt.UTC().Format(time.RFC3339Nano),
+			AnnotationPool:      spec.Pool,
+			AnnotationImage:     spec.Image,
+		},
+	}
+}
+
+// scopeLabels are the labels that select this instance's objects.
+func scopeLabels(cfg Config) map[string]string {
+	return map[string]string{LabelManaged: "true", LabelInstance: cfg.Instance}
+}
+
+// selector selects this instance's objects that may match filter; matches
+// then checks the annotations.
+func selector(cfg Config, filter sandbox.Filter) string {
+	l := scopeLabels(cfg)
+	if filter.Owner != "" {
+		l[LabelOwnerHash] = labelHash(filter.Owner)
+	}
+	if filter.Session != "" {
+		l[LabelSessionHash] = labelHash(filter.Session)
+	}
+	return labels.SelectorFromSet(l).String()
+}
+
+// ours reports whether m is a sandbox object of this instance.
+func ours(m metav1.ObjectMeta, cfg Config) bool {
+	return m.Labels[LabelManaged] == "true" && m.Labels[LabelInstance] == cfg.Instance &&
+		m.Annotations[AnnotationSandbox] != "" && m.Name == objectName(m.Annotations[AnnotationSandbox])
+}
+
+// matches reports whether the object m carries the owner and session of
+// filter (empty fields match anything).
+func matches(m metav1.ObjectMeta, filter sandbox.Filter) bool {
+	return (filter.Owner == "" || m.Annotations[AnnotationOwner] == filter.Owner) &&
+		(filter.Session == "" || m.Annotations[AnnotationSession] == filter.Session)
+}
+
+// infoFromMeta rebuilds a sandbox's Info from its object's annotations.
+// Unparsable values stay zero rather than failing: one damaged object must
+// not hide the others from reconciliation. State is left to the caller.
+func infoFromMeta(m metav1.ObjectMeta) sandbox.Info {
+	a := m.Annotations
+	var network []string
+	if err := json.Unmarshal([]byte(a[AnnotationNetwork]), &network); err != nil || len(network) == 0 {
+		network = nil
+	}
+	return sandbox.Info{
+		ID:        a[AnnotationSandbox],
+		Image:     a[AnnotationImage],
+		Owner:     a[AnnotationOwner],
+		Session:   a[AnnotationSession],
+		Tenant:    a[AnnotationTenant],
+		Network:   network,
+		Pool:      a[AnnotationPool],
+		CreatedAt: parseTime(a[AnnotationCreatedAt]),
+		ExpiresAt: parseTime(a[AnnotationExpiresAt]),
+	}
+}
+
+// parseTime parses an RFC 3339 value; invalid or empty gives zero.
+func parseTime(s string) time.Time {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}

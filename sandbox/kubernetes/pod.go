@@ -1,0 +1,333 @@
+package kubernetes
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sandgate/sandgate/sandbox"
+)
+
+// Paths and the port inside a sandbox pod. The runner is started as
+// RunnerPath --listen :RunnerPort --secret-file SecretPath --workspace
+// WorkspaceDir.
+const (
+	// RunnerDir is the emptyDir the init container installs the runner
+	// into; the sandbox container mounts it read-only.
+	RunnerDir = "/sandgate/bin"
+	// RunnerPath is the runner binary in RunnerDir.
+	RunnerPath = RunnerDir + "/runner"
+	// SecretDir is where the pod's Secret is mounted, read-only.
+	SecretDir = "/run/sandgate/secret"
+	// SecretKey is the key of the runner secret (hex) in the Secret, and
+	// its file name in SecretDir.
+	SecretKey = "runner"
+	// SecretPath is the runner secret as the runner reads it.
+	SecretPath = SecretDir + "/" + SecretKey
+	// WorkspaceDir is the sandbox user's home and working directory.
+	WorkspaceDir = "/workspace"
+	// RunnerPort is the TCP port the runner serves on the pod's IP.
+	RunnerPort = 7070
+	// ContainerName is the sandbox's (the runner's) container.
+	ContainerName = "sandbox"
+	// InitContainerName is the init container that installs the runner.
+	InitContainerName = "install-runner"
+)
+
+// Fixed sizes and times of every sandbox pod.
+const (
+	// terminationGraceSeconds is how long a deleted pod's runner has
+	// between SIGTERM and SIGKILL. The runner exits at once on SIGTERM,
+	// and Remove and Recreate wait for the pod to be gone.
+	terminationGraceSeconds = 2
+	// runnerDirBytes caps the runner's emptyDir (the binary is ~20 MiB).
+	runnerDirBytes = 64 << 20
+	// ephemeralOverheadBytes is ephemeral storage beyond the workspace:
+	// the runner's emptyDir and the container logs the kubelet keeps.
+	ephemeralOverheadBytes = 128 << 20
+	// ephemeralRequestBytes is the ephemeral-storage request. Without it
+	// the request would default to the limit, and the scheduler would
+	// reserve every sandbox's whole workspace on the node's disk.
+	ephemeralRequestBytes = 64 << 20
+)
+
+// env is the whole environment the runner starts with, as for Docker.
+// Nothing comes from the gateway's environment; the image's ENV is merged
+// under it by the runtime, which is the image's business.
+var env = []corev1.EnvVar{
+	{Name: "HOME", Value: WorkspaceDir},
+	{Name: "PATH", Value: "/usr/local/bin:/usr/bin:/bin"},
+	{Name: "LANG", Value: "C.UTF-8"},
+	{Name: "TMPDIR", Value: "/tmp"},
+}
+
+// RunnerSecret returns the runner secret of sandbox id: an HMAC-SHA256 of
+// the id under key, so every gateway replica that holds the key can dial
+// the runner without reading the Secret back, and each sandbox's secret
+// differs (a pod IP reused by another sandbox never accepts the old
+// sandbox's secret). The constant prefix keeps these MACs apart from
+// anything else the key may sign.
+func RunnerSecret(key []byte, id string) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("sandgate runner secret v1\x00"))
+	m.Write([]byte(id))
+	return m.Sum(nil)
+}
+
+// normalize fills the image and the expiry of spec, as Create stores them.
+func normalize(spec sandbox.Spec, cfg Config, now time.Time) sandbox.Spec {
+	if spec.Image == "" {
+		spec.Image = cfg.Image
+	}
+	if spec.ExpiresAt.IsZero() {
+		spec.ExpiresAt = now.Add(spec.Limits.WithDefaults().MaxLifetime)
+	}
+	return spec
+}
+
+// Secret returns the Secret of sandbox spec.ID made at now: the runner
+// secret in hex under SecretKey, and the labels and annotations that
+// describe the sandbox. It is the sandbox's record: it outlives its pods
+// (Recreate makes a new pod for it) and is deleted only by Remove. It is
+// immutable, so kubelets need not watch it. Zero fields of cfg get their
+// defaults; the function is pure.
+func Secret(spec sandbox.Spec, cfg Config, now time.Time) *corev1.Secret {
+	cfg = cfg.withDefaults()
+	spec = normalize(spec, cfg, now)
+	return &corev1.Secret{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: meta(spec, cfg, now),
+		Immutable:  ptr(true),
+		Type:       corev1.SecretTypeOpaque,
+		Data:       map[string][]byte{SecretKey: []byte(hex.EncodeToString(RunnerSecret(cfg.Key, spec.ID)))},
+	}
+}
+
+// Pod returns the pod of sandbox spec.ID, owned by its Secret owner (as
+// made by Secret and created, so that it has a UID) and carrying the same
+// labels and annotations. Every security-relevant field is set on
+// purpose, including those whose zero value is already safe, so the
+// policy reads in one place. Zero limits in spec and zero fields in cfg
+// get their defaults: a zero never means unlimited or root, and an
+// invalid User becomes DefaultUser. The function is pure.
+func Pod(spec sandbox.Spec, cfg Config, owner *corev1.Secret) *corev1.Pod {
+	cfg = cfg.withDefaults()
+	lim := spec.Limits.WithDefaults()
+	if spec.Image == "" {
+		spec.Image = cfg.Image
+	}
+	if _, _, err := parseUser(cfg.User); err != nil {
+		cfg.User = DefaultUser // New refuses such a Config
+	}
+	uid, gid, _ := parseUser(cfg.User)
+	m := *owner.ObjectMeta.DeepCopy()
+	om := metav1.ObjectMeta{
+		Name:        m.Name,
+		Namespace:   m.Namespace,
+		Labels:      maps.Clone(m.Labels),
+		Annotations: maps.Clone(m.Annotations),
+		// The Secret owns the pod: deleting the Secret (Remove, or an
+		// operator's kubectl delete secret) takes the pod with it, while a
+		// pod deleted or evicted alone leaves the Secret for Recreate.
+		OwnerReferences: []metav1.OwnerReference{{
+			APIVersion: "v1", Kind: "Secret", Name: owner.Name, UID: owner.UID,
+		}},
+	}
+	return &corev1.Pod{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: om,
+		Spec:       podSpec(spec, cfg, lim, uid, gid, deadline(om)),
+	}
+}
+
+// podSpec is the hardened spec of a sandbox pod.
+func podSpec(spec sandbox.Spec, cfg Config, lim sandbox.Limits, uid, gid int64, deadline int64) corev1.PodSpec {
+	res := resources(cfg, lim)
+	ps := corev1.PodSpec{
+		Hostname: "sandbox", // never the pod's name, which holds the id
+		// Namespaces: all private. User namespaces (hostUsers: false) are
+		// not asked for: they need idmapped mounts from the runtime
+		// (runc 1.2 or later), and the sandbox user is unprivileged anyway.
+		HostNetwork:           false,
+		HostPID:               false,
+		HostIPC:               false,
+		ShareProcessNamespace: ptr(false), // the runner is pid 1 and reaps orphans (it is a subreaper)
+		// No identity: no service-account token, no Service environment
+		// variables (which would name the cluster's services).
+		AutomountServiceAccountToken: ptr(false),
+		EnableServiceLinks:           ptr(false),
+		// No DNS: sandboxes reach nothing by network (the NetworkPolicy
+		// denies all egress; their egress is the runner's proxy to the
+		// gateway, which resolves names). A resolver on the pod's own
+		// loopback, where nothing listens, makes lookups fail at once
+		// instead of timing out, and never names the cluster's DNS.
+		DNSPolicy: corev1.DNSNone,
+		DNSConfig: &corev1.PodDNSConfig{Nameservers: []string{"127.0.0.1"}},
+		// A dead runner is a dead sandbox: nothing restarts it behind the
+		// gateway's back; the gateway replaces it with Recreate.
+		RestartPolicy:                 corev1.RestartPolicyNever,
+		TerminationGracePeriodSeconds: ptr[int64](terminationGraceSeconds),
+		// The hard stop at the sandbox's expiry, should every gateway be
+		// gone: the kubelet kills the pod (phase Failed, DeadlineExceeded).
+		ActiveDeadlineSeconds: ptr(deadline),
+		SecurityContext:       podSecurity(uid, gid),
+		InitContainers: []corev1.Container{{
+			Name:    InitContainerName,
+			Image:   cfg.RunnerImage,
+			Command: []string{"/runner", "install", RunnerPath},
+			VolumeMounts: []corev1.VolumeMount{
+				{Name: "runner", MountPath: RunnerDir, ReadOnly: false},
+			},
+			Resources:                res,
+			SecurityContext:          containerSecurity(uid, gid),
+			ImagePullPolicy:          cfg.ImagePullPolicy,
+			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+		}},
+		Containers: []corev1.Container{{
+			Name:  ContainerName,
+			Image: spec.Image,
+			// The runner is the entrypoint whatever the image says; with a
+			// Command and no Args the image's CMD is not appended either.
+			Command: []string{RunnerPath, "--listen", ":" + strconv.Itoa(RunnerPort),
+				"--secret-file", SecretPath, "--workspace", WorkspaceDir},
+			Args:       nil,
+			WorkingDir: WorkspaceDir,
+			Env:        slices.Clone(env),
+			Ports: []corev1.ContainerPort{
+				{Name: "runner", ContainerPort: RunnerPort, Protocol: corev1.ProtocolTCP},
+			},
+			VolumeMounts: []corev1.VolumeMount{
+				{Name: "runner", MountPath: RunnerDir, ReadOnly: true},
+				{Name: "secret", MountPath: SecretDir, ReadOnly: true},
+				{Name: "workspace", MountPath: WorkspaceDir, ReadOnly: false},
+				{Name: "tmp", MountPath: "/tmp", ReadOnly: false},
+				{Name: "shm", MountPath: "/dev/shm", ReadOnly: false},
+			},
+			Resources:       res,
+			SecurityContext: containerSecurity(uid, gid),
+			ImagePullPolicy: cfg.ImagePullPolicy,
+			// No probes: the gateway dials the runner itself, and a probe
+			// without the secret would only be refused.
+			LivenessProbe: nil, ReadinessProbe: nil, StartupProbe: nil,
+			// A runner that dies at start leaves its last output here for
+			// Create's error.
+			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+			Stdin:                    false, TTY: false,
+		}},
+		Volumes: volumes(spec, lim),
+	}
+	if cfg.RuntimeClass != "" {
+		ps.RuntimeClassName = ptr(cfg.RuntimeClass)
+	}
+	return ps
+}
+
+// podSecurity is the pod-wide security context. AppArmor is left to the
+// runtime's default profile, which applies where the node enables it.
+func podSecurity(uid, gid int64) *corev1.PodSecurityContext {
+	return &corev1.PodSecurityContext{
+		RunAsUser:    ptr(uid),
+		RunAsGroup:   ptr(gid),
+		RunAsNonRoot: ptr(true),
+		// The volumes (the secret file 0440 among them) belong to the
+		// sandbox's group, and no group from the image's /etc/group is
+		// added to its processes.
+		FSGroup:                  ptr(gid),
+		FSGroupChangePolicy:      ptr(corev1.FSGroupChangeOnRootMismatch),
+		SupplementalGroups:       nil,
+		SupplementalGroupsPolicy: ptr(corev1.SupplementalGroupsPolicyStrict),
+		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		Sysctls:                  nil,
+	}
+}
+
+// containerSecurity is the security context of both containers: no
+// capabilities, no privilege gain through setuid binaries, a read-only
+// image. It repeats the user so that the pod's context is not the only
+// thing between a container and root.
+func containerSecurity(uid, gid int64) *corev1.SecurityContext {
+	return &corev1.SecurityContext{
+		Privileged:               ptr(false),
+		AllowPrivilegeEscalation: ptr(false),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		ReadOnlyRootFilesystem:   ptr(true),
+		RunAsNonRoot:             ptr(true),
+		RunAsUser:                ptr(uid),
+		RunAsGroup:               ptr(gid),
+		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		ProcMount:                ptr(corev1.DefaultProcMount), // /proc masked as usual
+	}
+}
+
+// resources are the requests and limits of each container. Limits come
+// from the sandbox's Limits; requests from the Config, small, since an
+// idle sandbox costs little. The pids limit is not here: Kubernetes has
+// none per pod (it is the kubelet's podPidsLimit, one value per node).
+func resources(cfg Config, lim sandbox.Limits) corev1.ResourceRequirements {
+	cpu := resource.NewMilliQuantity(int64(math.Ceil(lim.CPUs*1000)), resource.DecimalSI)
+	mem := resource.NewQuantity(lim.MemoryBytes, resource.BinarySI)
+	return corev1.ResourceRequirements{
+		Limits: corev1.ResourceList{
+			corev1.ResourceCPU:              *cpu,
+			corev1.ResourceMemory:           *mem,
+			corev1.ResourceEphemeralStorage: *resource.NewQuantity(lim.WorkspaceBytes+ephemeralOverheadBytes, resource.BinarySI),
+		},
+		Requests: corev1.ResourceList{
+			corev1.ResourceCPU:              atMost(cfg.CPURequest, *cpu),
+			corev1.ResourceMemory:           atMost(cfg.MemoryRequest, *mem),
+			corev1.ResourceEphemeralStorage: *resource.NewQuantity(ephemeralRequestBytes, resource.BinarySI),
+		},
+	}
+}
+
+// volumes are the only writable places besides nothing: the image is
+// read-only. /workspace is an emptyDir on the node's disk: its size limit
+// is enforced by eviction, not ENOSPC (see the package comment). /tmp and
+// /dev/shm are tmpfs (memory medium): their size limit is the tmpfs size,
+// so a full /tmp is ENOSPC, and their pages count against the memory
+// limit, as with Docker (Limits.CheckMemory).
+func volumes(spec sandbox.Spec, lim sandbox.Limits) []corev1.Volume {
+	size := func(n int64) *resource.Quantity { return resource.NewQuantity(n, resource.BinarySI) }
+	return []corev1.Volume{
+		{Name: "runner", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: size(runnerDirBytes)}}},
+		{Name: "secret", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName:  objectName(spec.ID),
+			Items:       []corev1.KeyToPath{{Key: SecretKey, Path: SecretKey}},
+			DefaultMode: ptr[int32](0o440), // the sandbox's group (FSGroup) reads it
+			Optional:    ptr(false),
+		}}},
+		{Name: "workspace", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: size(lim.WorkspaceBytes)}}},
+		{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{
+			Medium: corev1.StorageMediumMemory, SizeLimit: size(lim.TmpBytes)}}},
+		{Name: "shm", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{
+			Medium: corev1.StorageMediumMemory, SizeLimit: size(sandbox.ShmBytes)}}},
+	}
+}
+
+// deadline is the pod's activeDeadlineSeconds: the time from its creation
+// to the sandbox's expiry, as the annotations say, rounded up, at least 1.
+func deadline(m metav1.ObjectMeta) int64 {
+	created := parseTime(m.Annotations[AnnotationCreatedAt])
+	expires := parseTime(m.Annotations[AnnotationExpiresAt])
+	return max(1, int64(math.Ceil(expires.Sub(created).Seconds())))
+}
+
+// atMost returns q, or limit when q is larger.
+func atMost(q, limit resource.Quantity) resource.Quantity {
+	if q.Cmp(limit) > 0 {
+		return limit.DeepCopy()
+	}
+	return q.DeepCopy()
+}
+
+// ptr returns a pointer to v.
+func ptr[T any](v T) *T { return &v }

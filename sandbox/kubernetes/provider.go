@@ -1,0 +1,123 @@
+package kubernetes
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	clientset "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/sandgate/sandgate/sandbox"
+)
+
+const (
+	// pingTimeout bounds New's check that the API server answers.
+	pingTimeout = 10 * time.Second
+	// Client-side rate limits. client-go's defaults (5/s, burst 10) would
+	// make a gateway that starts a few sandboxes at once wait on itself:
+	// a Create is three requests and a watch.
+	defaultQPS   = 50
+	defaultBurst = 100
+)
+
+// Provider creates sandboxes as pods of one namespace of a Kubernetes
+// cluster. It is safe for concurrent use, and several Providers (gateway
+// replicas) may share an instance: everything they know is in the
+// cluster.
+type Provider struct {
+	cs  clientset.Interface
+	cfg Config
+	log *slog.Logger
+}
+
+var _ sandbox.Provider = (*Provider)(nil)
+
+// New checks cfg, connects to the API server and makes sure the
+// instance's NetworkPolicy is in place (creating or updating it), so no
+// sandbox pod ever runs without it. The namespace must exist.
+func New(ctx context.Context, cfg Config) (*Provider, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	rc := rest.CopyConfig(cfg.RESTConfig)
+	if rc.QPS == 0 {
+		rc.QPS, rc.Burst = defaultQPS, defaultBurst
+	}
+	if rc.UserAgent == "" {
+		rc.UserAgent = "sandgate-gateway"
+	}
+	cs, err := clientset.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("%w: configure kubernetes client: %v", sandbox.ErrUnavailable, err)
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, pingTimeout)
+	defer cancel()
+	if err := cs.Discovery().RESTClient().Get().AbsPath("/version").Do(pingCtx).Error(); err != nil {
+		return nil, fmt.Errorf("%w: reach the Kubernetes API server at %s: %v (check the kubeconfig)",
+			sandbox.ErrUnavailable, rc.Host, err)
+	}
+	p := &Provider{cs: cs, cfg: cfg, log: cfg.Logger.With("provider", "kubernetes", "namespace", cfg.Namespace, "instance", cfg.Instance)}
+	if err := p.ensurePolicy(ctx); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("%w (does namespace %s exist?)", err, cfg.Namespace)
+		}
+		return nil, err
+	}
+	return p, nil
+}
+
+// WorkspaceDurable reports false: /workspace is an emptyDir, which dies
+// with its pod, so a sandbox replaced by Recreate starts with an empty
+// workspace. (It is on the node's disk, not in RAM.)
+func (p *Provider) WorkspaceDurable() bool { return false }
+
+// Close releases nothing: the provider holds no connection or lock of its
+// own. Sandboxes keep running; a later gateway of the instance finds them.
+func (p *Provider) Close() error { return nil }
+
+// newID returns 128 random bits in hex. crypto/rand.Read never fails.
+func newID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// apiErr marks errors that mean the API server could not be reached (or
+// answered that it cannot serve) with sandbox.ErrUnavailable. The caller's
+// own cancellation or deadline is not the cluster's fault and stays as is.
+func apiErr(err error) error {
+	if err == nil || errors.Is(err, sandbox.ErrUnavailable) {
+		return err
+	}
+	if unreachable(err) {
+		return fmt.Errorf("%w: %w", sandbox.ErrUnavailable, err)
+	}
+	return err
+}
+
+// unreachable reports whether err is a transport failure or an API server
+// that says it is unavailable or timed out.
+func unreachable(err error) bool {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	if apierrors.IsServiceUnavailable(err) || apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) {
+		return true
+	}
+	var se apierrors.APIStatus
+	if errors.As(err, &se) {
+		return false // the server answered
+	}
+	var ue *url.Error
+	var ne net.Error
+	return errors.As(err, &ue) || errors.As(err, &ne)
+}
