@@ -33,7 +33,7 @@ func (p *Provider) Create(ctx context.Context, spec sandbox.Spec) (_ sandbox.San
 	}
 	spec = normalize(spec, p.cfg, start)
 	secret, err := p.createSecret(ctx, Secret(spec, p.cfg, start))
-	if err != nil {
+	if secret == nil {
 		return nil, err
 	}
 	made := &made{secret: secret}
@@ -42,6 +42,9 @@ func (p *Provider) Create(ctx context.Context, spec sandbox.Spec) (_ sandbox.San
 			p.rollback(ctx, spec.ID, made)
 		}
 	}()
+	if err != nil {
+		return nil, err
+	}
 	sb, err := p.run(ctx, spec, secret, made)
 	if err != nil {
 		return nil, err
@@ -110,7 +113,9 @@ func (p *Provider) run(ctx context.Context, spec sandbox.Spec, secret *corev1.Se
 	if err != nil {
 		return nil, fmt.Errorf("start sandbox %s: %w", spec.ID, err)
 	}
-	return p.handle(pod), nil
+	h := p.handle(pod)
+	h.info.State = StateRunning // its runner answered, whatever the status says yet
+	return h, nil
 }
 
 // createSecret creates the sandbox's Secret. The request is not cancelled

@@ -73,19 +73,28 @@
 // Kubernetes has no per-pod pids limit in the pod spec: it is the
 // kubelet's podPidsLimit, one value per node, so Limits.Pids is not
 // applied per sandbox. Nor are rlimits (Limits.NoFile, FileSizeBytes):
-// pods get the container runtime's defaults. restartPolicy is Never: a
-// dead runner is a dead sandbox, which the gateway replaces (Recreate).
-// A pod that is terminating, failed, evicted or gone is not running: Get
-// returns ErrNotFound and Dial fails with ErrNotFound.
+// pods get the container runtime's defaults (on the local test cluster
+// nofile 20000, fsize unlimited, core 0 under runc and unlimited under
+// gVisor). restartPolicy is Never: a dead runner is a dead sandbox, which
+// the gateway replaces (Recreate). A pod that is terminating, failed,
+// evicted, whose runner exited, or that is gone, is dead: Get returns
+// ErrNotFound and Dial fails with ErrNotFound. A pod still starting
+// (phase Pending, or running before the kubelet says so) is not.
+//
+// The kubelet bind-mounts /dev/termination-log, a file on the node's
+// disk, writable by every container, into each container; no
+// ephemeral-storage limit counts it (300 MiB written to it left the pod
+// running). Nothing in a pod spec can prevent that: a node that runs
+// sandboxes needs the kubelet's directory on a file system of its own.
 //
 // # Workspace
 //
 // /workspace is an emptyDir on the node's disk with sizeLimit
 // Limits.WorkspaceBytes, and the pod's ephemeral-storage limit is that
 // plus a little. On Kubernetes this means: writing past the size is not
-// ENOSPC; the kubelet notices at its next housekeeping (every ten
-// seconds or so) and evicts the whole pod, which the gateway then sees
-// as a dead sandbox. The workspace is not durable (Info.WorkspaceDurable
+// ENOSPC; the kubelet notices at its next housekeeping and evicts the
+// whole pod (10 to 50 seconds after the write, under runc and gVisor, on
+// the local cluster), which the gateway then sees as a dead sandbox. The workspace is not durable (Info.WorkspaceDurable
 // is false): an emptyDir dies with its pod, so a sandbox replaced by
 // Recreate after its runner died, or after the pod was deleted or
 // evicted, starts with an empty /workspace. /tmp and /dev/shm are

@@ -20,10 +20,14 @@ import (
 const (
 	// StateRunning is a pod whose runner container runs.
 	StateRunning = "running"
+	// StatePending is a pod that is starting: not yet scheduled, pulling,
+	// installing the runner, or running but not yet reported so (the
+	// kubelet reports a started container up to a second late).
+	StatePending = "pending"
 	// StateTerminating is a pod being deleted.
 	StateTerminating = "terminating"
 	// StateEvicted is a pod the kubelet evicted (e.g. its workspace
-	// outgrew its size limit).
+	// outgrew its size limit) or otherwise killed to free the node.
 	StateEvicted = "evicted"
 	// StateNoPod is a sandbox whose pod is gone (deleted or evicted and
 	// removed from outside, or mid-Recreate) while its Secret remains:
@@ -31,9 +35,10 @@ const (
 	StateNoPod = "no-pod"
 )
 
-// Get returns the sandbox id of this instance if its pod runs, or
-// ErrNotFound. A pod that is terminating, failed, evicted or gone is not
-// found: its runner is dead; Recreate or Remove deal with it.
+// Get returns the sandbox id of this instance if its pod runs or is
+// starting, or ErrNotFound. A pod that is terminating, failed, evicted,
+// whose runner exited, or that is gone, is not found: its runner is dead
+// for good; Recreate or Remove deal with it.
 func (p *Provider) Get(ctx context.Context, id string) (sandbox.Sandbox, error) {
 	if !idPattern.MatchString(id) {
 		return nil, fmt.Errorf("get sandbox %q: %w", id, sandbox.ErrNotFound)
@@ -45,7 +50,7 @@ func (p *Provider) Get(ctx context.Context, id string) (sandbox.Sandbox, error) 
 	case err != nil:
 		return nil, fmt.Errorf("get sandbox %s: %w", id, apiErr(err))
 	}
-	if st := state(pod); st != StateRunning {
+	if st := state(pod); dead(st) {
 		return nil, fmt.Errorf("get sandbox %s: pod is %s: %w", id, st, sandbox.ErrNotFound)
 	}
 	return p.handle(pod), nil
@@ -195,12 +200,12 @@ func state(pod *corev1.Pod) string {
 	switch {
 	case pod.DeletionTimestamp != nil:
 		return StateTerminating
-	case pod.Status.Reason == "Evicted":
+	case evicted(pod):
 		return StateEvicted
 	case pod.Status.Phase != corev1.PodRunning:
-		return cmp.Or(strings.ToLower(string(pod.Status.Phase)), "pending")
+		return cmp.Or(strings.ToLower(string(pod.Status.Phase)), StatePending)
 	case pod.Status.PodIP == "":
-		return "pending"
+		return StatePending
 	}
 	for _, c := range pod.Status.ContainerStatuses {
 		if c.Name == ContainerName && c.State.Running == nil {
@@ -209,3 +214,21 @@ func state(pod *corev1.Pod) string {
 	}
 	return StateRunning
 }
+
+// evicted reports whether the kubelet evicted pod. Its phase may then be
+// Succeeded, not Failed: the runner exits cleanly on SIGTERM.
+func evicted(pod *corev1.Pod) bool {
+	if pod.Status.Reason == "Evicted" {
+		return true
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue && c.Reason == "TerminationByKubelet" {
+			return true
+		}
+	}
+	return false
+}
+
+// dead reports whether a pod in state st will never serve again: it is
+// neither running nor starting.
+func dead(st string) bool { return st != StateRunning && st != StatePending }

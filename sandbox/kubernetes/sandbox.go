@@ -26,16 +26,13 @@ type handle struct {
 	p    *Provider
 	info sandbox.Info
 	uid  types.UID
-	ip   string
 }
 
 var _ sandbox.Sandbox = (*handle)(nil)
 
-// handle makes the handle of a running pod.
+// handle makes the handle of a live pod.
 func (p *Provider) handle(pod *corev1.Pod) *handle {
-	info := infoFromPod(pod)
-	info.State = StateRunning
-	return &handle{p: p, info: info, uid: pod.UID, ip: pod.Status.PodIP}
+	return &handle{p: p, info: infoFromPod(pod), uid: pod.UID}
 }
 
 // ID returns the sandbox id.
@@ -60,10 +57,13 @@ func (h *handle) Dial(ctx context.Context) (net.Conn, error) {
 	case pod.UID != h.uid:
 		return nil, fmt.Errorf("dial runner of sandbox %s: pod was replaced: %w", h.info.ID, sandbox.ErrNotFound)
 	}
-	if st := state(pod); st != StateRunning {
+	if st := state(pod); dead(st) {
 		return nil, fmt.Errorf("dial runner of sandbox %s: pod is %s: %w", h.info.ID, st, sandbox.ErrNotFound)
 	}
-	conn, err := dialRunner(ctx, h.ip, RunnerSecret(h.p.cfg.Key, h.info.ID))
+	if pod.Status.PodIP == "" {
+		return nil, fmt.Errorf("dial runner of sandbox %s: pod has no IP yet", h.info.ID)
+	}
+	conn, err := dialRunner(ctx, pod.Status.PodIP, RunnerSecret(h.p.cfg.Key, h.info.ID))
 	if err != nil {
 		return nil, fmt.Errorf("dial runner of sandbox %s: %w", h.info.ID, err)
 	}

@@ -105,6 +105,8 @@ func TestState(t *testing.T) {
 		{"running", nil, corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.0.0.1", ContainerStatuses: run}, StateRunning},
 		{"terminating", now, corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.0.0.1", ContainerStatuses: run}, StateTerminating},
 		{"evicted", nil, corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted"}, StateEvicted},
+		{"evicted, runner exited cleanly", nil, corev1.PodStatus{Phase: corev1.PodSucceeded, Conditions: []corev1.PodCondition{{
+			Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "TerminationByKubelet"}}}, StateEvicted},
 		{"deadline", nil, corev1.PodStatus{Phase: corev1.PodFailed, Reason: "DeadlineExceeded"}, "failed"},
 		{"runner exited, phase not yet updated", nil, corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.0.0.1", ContainerStatuses: done}, "exited"},
 		{"pending", nil, corev1.PodStatus{Phase: corev1.PodPending}, "pending"},
@@ -115,6 +117,9 @@ func TestState(t *testing.T) {
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: tt.deleted}, Status: tt.status}
 		if got := state(pod); got != tt.want {
 			t.Errorf("%s: state = %q, want %q", tt.name, got, tt.want)
+		}
+		if alive := tt.want == StateRunning || tt.want == StatePending; dead(state(pod)) == alive {
+			t.Errorf("%s: dead = %v, want %v", tt.name, !alive, !alive)
 		}
 	}
 }
