@@ -1,0 +1,152 @@
+package kubernetes_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+	"os"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clientset "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/sandgate/sandgate/runner/protocol"
+	"github.com/sandgate/sandgate/sandbox"
+	"github.com/sandgate/sandgate/sandbox/kubernetes"
+	"github.com/sandgate/sandgate/sandbox/sandboxtest"
+)
+
+// testImage is the sandbox image of the cluster tests; make test-k8s
+// loads it, and the runner image, into the cluster.
+const testImage = kubernetes.DefaultImage
+
+// runtimeClasses are the RuntimeClasses every cluster test runs under
+// (deploy/kubernetes/local makes both).
+var runtimeClasses = []string{"runc", "gvisor"}
+
+// testEnv is a fresh namespace of the test cluster and a provider in it.
+type testEnv struct {
+	p   *kubernetes.Provider
+	cfg kubernetes.Config
+	cs  clientset.Interface
+	rc  *rest.Config
+}
+
+// newEnv makes a namespace that enforces the "restricted" Pod Security
+// Standard (so every sandbox pod must pass it) and a provider for it
+// under runtimeClass. t.Cleanup deletes the namespace and everything in
+// it, whatever state the test left.
+func newEnv(t testing.TB, runtimeClass string) *testEnv {
+	t.Helper()
+	rc := sandboxtest.RequireKubernetes(t)
+	cs, err := clientset.NewForConfig(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		Name: "sgtest-" + runtimeClass + "-" + randomHex(4),
+		Labels: map[string]string{
+			"pod-security.kubernetes.io/enforce":         "restricted",
+			"pod-security.kubernetes.io/enforce-version": "latest",
+		},
+	}}
+	if _, err := cs.CoreV1().Namespaces().Create(t.Context(), ns, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create namespace %s: %v", ns.Name, err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		err := cs.CoreV1().Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("cleanup: delete namespace %s: %v", ns.Name, err)
+		}
+	})
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	cfg := kubernetes.Config{
+		RESTConfig:      rc,
+		Namespace:       ns.Name,
+		RuntimeClass:    runtimeClass,
+		Instance:        "test-" + randomHex(4),
+		Key:             key,
+		ImagePullPolicy: corev1.PullNever, // images are loaded, never pulled
+		Logger:          slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug})),
+	}
+	if img := os.Getenv("SANDGATE_TEST_RUNNER_IMAGE"); img != "" {
+		cfg.RunnerImage = img
+	}
+	p, err := kubernetes.New(t.Context(), cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return &testEnv{p: p, cfg: cfg, cs: cs, rc: rc}
+}
+
+// TestConformance runs the provider conformance suite under each
+// RuntimeClass, each in a namespace of its own.
+func TestConformance(t *testing.T) {
+	for _, rtc := range runtimeClasses {
+		t.Run(rtc, func(t *testing.T) {
+			env := newEnv(t, rtc)
+			sandboxtest.Conformance(t, func(*testing.T) sandbox.Provider { return env.p }, testImage)
+		})
+	}
+}
+
+// create makes a sandbox and removes it when t ends (if still there).
+func (e *testEnv) create(t testing.TB, spec sandbox.Spec) sandbox.Sandbox {
+	t.Helper()
+	if spec.Image == "" {
+		spec.Image = testImage
+	}
+	sb, err := e.p.Create(t.Context(), spec)
+	if err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := e.p.Remove(ctx, sb.ID()); err != nil && !errors.Is(err, sandbox.ErrNotFound) {
+			t.Errorf("cleanup: Remove(%s): %v", sb.ID(), err)
+		}
+	})
+	return sb
+}
+
+// exec runs argv in sb through the runner and returns its stdout and
+// exit code.
+func exec(t testing.TB, sb sandbox.Sandbox, argv ...string) (string, int) {
+	t.Helper()
+	c, err := protocol.Dial(t.Context(), sb.Dial)
+	if err != nil {
+		t.Fatalf("connect to the runner of %s: %v", sb.ID(), err)
+	}
+	defer c.Close()
+	var out []byte
+	raw, err := c.Stream(t.Context(), protocol.OpExec, protocol.ExecRequest{Argv: argv, TimeoutMs: 60_000}, func(ev protocol.Event) {
+		if ev.Type == protocol.EventStdout {
+			out = append(out, ev.Data...)
+		}
+	})
+	if err != nil {
+		t.Fatalf("exec %v in %s: %v", argv, sb.ID(), err)
+	}
+	var res protocol.ExecResult
+	if err := protocol.Unmarshal(raw, &res); err != nil {
+		t.Fatalf("exec result: %v", err)
+	}
+	return string(out), res.ExitCode
+}
+
+// randomHex returns n random bytes in hex.
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
