@@ -9,7 +9,7 @@ SANDGATE_PORT ?= 8080
 export PATH := $(dir $(GO)):$(PATH)
 
 .PHONY: help setup build runner images run test test-short lint bench fuzz clean compose compose-down
-.PHONY: soak fuzz-short load k8s-up k8s-down
+.PHONY: soak fuzz-short load k8s-up k8s-down test-k8s
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -90,6 +90,19 @@ k8s-up: ## build (cached) and start a single-node cluster
 
 k8s-down: ## tear down everything k8s-up started
 	@deploy/kubernetes/local/down.sh
+
+# The local cluster needs root. Without it the tier is skipped with the
+# reason, except under CI, which must never pass by skipping.
+test-k8s: ## run the Kubernetes tier: start the local cluster (root), load the images, test the provider under runc and gVisor
+	@if [ "$$(id -u)" != 0 ]; then \
+	  echo "test-k8s: skipped: the local Kubernetes cluster (make k8s-up) runs its own containerd and kubelet and needs root"; \
+	  if [ -n "$$CI" ]; then echo "test-k8s: CI is set, so this fails instead of skipping"; exit 1; fi; \
+	else \
+	  set -ex; \
+	  $(MAKE) --no-print-directory images k8s-up; \
+	  deploy/kubernetes/local/load-image.sh $(IMAGE) sandgate/runner:latest; \
+	  SANDGATE_K8S=1 $(GO) test -count=1 -timeout 30m ./sandbox/kubernetes/; \
+	fi
 
 clean: ## remove build output (not var/)
 	rm -rf $(BIN)
