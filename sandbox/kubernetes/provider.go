@@ -68,7 +68,7 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 	p := &Provider{cs: cs, cfg: cfg, log: cfg.Logger.With("provider", "kubernetes", "namespace", cfg.Namespace, "instance", cfg.Instance)}
 	if err := p.ensurePolicy(ctx); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("%w (does namespace %s exist?)", err, cfg.Namespace)
+			return nil, fmt.Errorf("kubernetes provider: namespace %s does not exist (create it first): %w", cfg.Namespace, err)
 		}
 		return nil, err
 	}
