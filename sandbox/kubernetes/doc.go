@@ -105,7 +105,8 @@
 // # What the gateway needs
 //
 // In Config.Namespace: pods (get, list, watch, create, delete), secrets
-// (get, list, create, update, delete) and networkpolicies (get, create,
-// update); the API server's /version. It needs no access to anything
-// cluster-wide.
+// (get, list, create, update, delete), networkpolicies (get, create,
+// update), and events (watch; optional: with it a missing image fails a
+// Create at once rather than at the kubelet's next sync, ten seconds
+// later); the API server's /version. It needs nothing cluster-wide.
 package kubernetes

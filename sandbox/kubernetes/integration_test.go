@@ -7,6 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -149,4 +150,29 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// TestMissingRunnerImage: without the runner image in the cluster,
+// Create fails at once with ErrRunnerMissing, says how to load it, and
+// leaves nothing behind.
+func TestMissingRunnerImage(t *testing.T) {
+	env := newEnv(t, "runc")
+	cfg := env.cfg
+	cfg.RunnerImage = "sandgate/runner-missing:" + randomHex(4)
+	p, err := kubernetes.New(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := "owner-" + randomHex(8)
+	sb, err := p.Create(t.Context(), sandbox.Spec{Image: testImage, Owner: owner})
+	if err == nil {
+		sb.Destroy(context.WithoutCancel(t.Context()))
+	}
+	if !errors.Is(err, sandbox.ErrRunnerMissing) || !strings.Contains(err.Error(), "load-image.sh "+cfg.RunnerImage) {
+		t.Fatalf("Create: err = %v, want ErrRunnerMissing saying how to load %s", err, cfg.RunnerImage)
+	}
+	t.Logf("Create without the runner image: %v", err)
+	if infos, err := p.List(t.Context(), sandbox.Filter{Owner: owner}); err != nil || len(infos) != 0 {
+		t.Errorf("List after the failed Create = %+v, %v; want none", infos, err)
+	}
 }

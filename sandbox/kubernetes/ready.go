@@ -40,12 +40,13 @@ const (
 func (p *Provider) waitReady(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
 	waitCtx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
-	events, err := watchtools.NewRetryWatcherWithContext(waitCtx, pod.ResourceVersion,
+	pods, err := watchtools.NewRetryWatcherWithContext(waitCtx, pod.ResourceVersion,
 		podWatcher{p.cs.CoreV1().Pods(p.cfg.Namespace), pod.Name})
 	if err != nil {
 		return nil, fmt.Errorf("watch pod %s: %w", pod.Name, err)
 	}
-	defer events.Stop()
+	defer pods.Stop()
+	podEvents, kubeletEvents := pods.ResultChan(), p.kubeletEvents(waitCtx, pod)
 	answered := make(chan struct{})
 	dialing := false
 	secret := RunnerSecret(p.cfg.Key, pod.Annotations[AnnotationSandbox])
@@ -61,20 +62,24 @@ func (p *Provider) waitReady(ctx context.Context, pod *corev1.Pod) (*corev1.Pod,
 		select {
 		case <-answered:
 			return pod, nil
-		case ev, ok := <-events.ResultChan():
-			switch {
-			case !ok:
+		case ev, ok := <-podEvents:
+			if !ok {
+				podEvents = nil // the deadline, below
 				if waitCtx.Err() == nil {
 					return nil, fmt.Errorf("watch pod %s: the watch ended", pod.Name)
 				}
-			case ev.Type == watch.Added || ev.Type == watch.Modified:
-				if np, ok := ev.Object.(*corev1.Pod); ok && np.UID == pod.UID {
-					pod = np
+				continue
+			}
+			if pod, err = nextPod(pod, ev); err != nil {
+				return nil, err
+			}
+		case ev, ok := <-kubeletEvents:
+			if !ok {
+				kubeletEvents = nil
+			} else if e, isEvent := ev.Object.(*corev1.Event); isEvent {
+				if err := eventFailure(e, pod, p.cfg); err != nil {
+					return nil, err
 				}
-			case ev.Type == watch.Deleted:
-				return nil, fmt.Errorf("%w: pod %s was deleted while it started", sandbox.ErrStartFailed, pod.Name)
-			case ev.Type == watch.Error:
-				return nil, fmt.Errorf("watch pod %s: %w", pod.Name, apiErr(apierrors.FromObject(ev.Object)))
 			}
 		case <-waitCtx.Done():
 			if err := ctx.Err(); err != nil {
@@ -83,6 +88,43 @@ func (p *Provider) waitReady(ctx context.Context, pod *corev1.Pod) (*corev1.Pod,
 			return nil, fmt.Errorf("%w: runner did not answer within %v; %s", sandbox.ErrStartFailed, readyTimeout, v.state)
 		}
 	}
+}
+
+// nextPod returns the pod as a watch event shows it, or why it will not
+// start.
+func nextPod(pod *corev1.Pod, ev watch.Event) (*corev1.Pod, error) {
+	switch ev.Type {
+	case watch.Added, watch.Modified:
+		if np, ok := ev.Object.(*corev1.Pod); ok && np.UID == pod.UID {
+			return np, nil
+		}
+	case watch.Deleted:
+		return nil, fmt.Errorf("%w: pod %s was deleted while it started", sandbox.ErrStartFailed, pod.Name)
+	case watch.Error:
+		return nil, fmt.Errorf("watch pod %s: %w", pod.Name, apiErr(apierrors.FromObject(ev.Object)))
+	}
+	return pod, nil
+}
+
+// kubeletEvents watches the events about pod. The kubelet reports an
+// image it cannot pull there at once, while the pod's status says so only
+// at its next sync, about ten seconds later. They are a hint: without
+// them (no permission to watch events, a watch that ends) Create still
+// learns everything from the status, later. A nil channel never delivers.
+func (p *Provider) kubeletEvents(ctx context.Context, pod *corev1.Pod) <-chan watch.Event {
+	w, err := p.cs.CoreV1().Events(p.cfg.Namespace).Watch(ctx, metav1.ListOptions{
+		FieldSelector:   fields.OneTermEqualSelector("involvedObject.uid", string(pod.UID)).String(),
+		ResourceVersion: pod.ResourceVersion,
+	})
+	if err != nil {
+		p.log.Debug("watch the events of a starting pod; image errors will show later", "pod", pod.Name, "error", err)
+		return nil
+	}
+	go func() {
+		<-ctx.Done()
+		w.Stop()
+	}()
+	return w.ResultChan()
 }
 
 // dialUntil dials the runner at ip every readyPoll until a dial succeeds,

@@ -60,12 +60,7 @@ func classify(pod *corev1.Pod, cfg Config) verdict {
 // start, or nil. The init container's image is the runner image.
 func containerFailure(c corev1.ContainerStatus, init bool, cfg Config) error {
 	if w := c.State.Waiting; w != nil && pullFailures[w.Reason] {
-		if init {
-			return fmt.Errorf("%w: runner image %s is not on the node and the kubelet cannot pull it (%s: %s); %s",
-				sandbox.ErrRunnerMissing, cfg.RunnerImage, w.Reason, w.Message, loadHint(cfg.RunnerImage))
-		}
-		return fmt.Errorf("%w: image %s is not on the node and the kubelet cannot pull it (%s: %s); %s",
-			sandbox.ErrImageMissing, c.Image, w.Reason, w.Message, loadHint(c.Image))
+		return imageFailure(init, c.Image, w.Reason, w.Message, cfg)
 	}
 	if w := c.State.Waiting; w != nil && startFailures[w.Reason] {
 		return fmt.Errorf("%w: container %s: %s: %s", sandbox.ErrStartFailed, c.Name, w.Reason, w.Message)
@@ -80,6 +75,29 @@ func containerFailure(c corev1.ContainerStatus, init bool, cfg Config) error {
 	}
 	return fmt.Errorf("%w: runner exited before it answered (exit code %d, %s): %s",
 		sandbox.ErrStartFailed, t.ExitCode, t.Reason, orNone(t.Message))
+}
+
+// eventFailure reports the kubelet's event e about a starting pod as the
+// image error it stands for, or nil.
+func eventFailure(e *corev1.Event, pod *corev1.Pod, cfg Config) error {
+	pull := e.Reason == "ErrImageNeverPull" || e.Reason == "InspectFailed" ||
+		e.Reason == "Failed" && strings.HasPrefix(e.Message, "Failed to pull image")
+	if e.Type != corev1.EventTypeWarning || !pull || len(pod.Spec.Containers) == 0 {
+		return nil
+	}
+	init := strings.HasPrefix(e.InvolvedObject.FieldPath, "spec.initContainers")
+	return imageFailure(init, pod.Spec.Containers[0].Image, e.Reason, e.Message, cfg)
+}
+
+// imageFailure is the error for an image the kubelet cannot get: the
+// runner image for the init container, else the sandbox's image.
+func imageFailure(init bool, image, reason, message string, cfg Config) error {
+	if init {
+		return fmt.Errorf("%w: runner image %s is not on the node and the kubelet cannot pull it (%s: %s); %s",
+			sandbox.ErrRunnerMissing, cfg.RunnerImage, reason, message, loadHint(cfg.RunnerImage))
+	}
+	return fmt.Errorf("%w: image %s is not on the node and the kubelet cannot pull it (%s: %s); %s",
+		sandbox.ErrImageMissing, image, reason, message, loadHint(image))
 }
 
 // loadHint says how to get image onto the nodes.

@@ -160,3 +160,35 @@ func TestMetaRoundTrip(t *testing.T) {
 		t.Errorf("no network: got %v, want nil", got)
 	}
 }
+
+// TestEventFailure: the kubelet's events about an image it cannot get
+// fail a Create at once, naming the right image.
+func TestEventFailure(t *testing.T) {
+	t.Parallel()
+	cfg := Config{RunnerImage: "sandgate/runner:latest"}
+	pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: ContainerName, Image: "img:1"}}}}
+	ev := func(typ, reason, path, msg string) *corev1.Event {
+		return &corev1.Event{Type: typ, Reason: reason, Message: msg, InvolvedObject: corev1.ObjectReference{FieldPath: path}}
+	}
+	tests := []struct {
+		name    string
+		event   *corev1.Event
+		wantErr error
+		wantMsg string
+	}{
+		{"never pull", ev("Warning", "ErrImageNeverPull", "spec.containers{sandbox}", `Container image "img:1" is not present with pull policy of Never`),
+			sandbox.ErrImageMissing, "load-image.sh img:1"},
+		{"pull failed", ev("Warning", "Failed", "spec.containers{sandbox}", `Failed to pull image "img:1": dial tcp: lookup registry`),
+			sandbox.ErrImageMissing, "img:1"},
+		{"runner image", ev("Warning", "ErrImageNeverPull", "spec.initContainers{install-runner}", "not present"),
+			sandbox.ErrRunnerMissing, "load-image.sh sandgate/runner:latest"},
+		{"other failure", ev("Warning", "Failed", "spec.containers{sandbox}", "Error: container create failed"), nil, ""},
+		{"normal", ev("Normal", "Pulled", "spec.containers{sandbox}", "already present"), nil, ""},
+	}
+	for _, tt := range tests {
+		err := eventFailure(tt.event, pod, cfg)
+		if tt.wantErr == nil && err != nil || tt.wantErr != nil && (!errors.Is(err, tt.wantErr) || !strings.Contains(err.Error(), tt.wantMsg)) {
+			t.Errorf("%s: err = %v, want %v mentioning %q", tt.name, err, tt.wantErr, tt.wantMsg)
+		}
+	}
+}
