@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"time"
@@ -106,6 +107,9 @@ func (p *Provider) Recreate(ctx context.Context, spec sandbox.Spec) (_ sandbox.S
 func (p *Provider) run(ctx context.Context, spec sandbox.Spec, secret *corev1.Secret, made *made) (*handle, error) {
 	made.pod = true
 	pod, err := p.createPod(ctx, Pod(spec, p.cfg, secret))
+	if errors.Is(err, errPodExists) {
+		made.pod = false // someone else's (another replica's Recreate): not ours to delete
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +151,7 @@ func (p *Provider) createPod(ctx context.Context, pod *corev1.Pod) (*corev1.Pod,
 	created, err := p.cs.CoreV1().Pods(p.cfg.Namespace).Create(cctx, pod, metav1.CreateOptions{})
 	switch {
 	case apierrors.IsAlreadyExists(err):
-		return nil, fmt.Errorf("create pod for sandbox %s: a pod %s already exists (still terminating?)", id, pod.Name)
+		return nil, fmt.Errorf("create pod for sandbox %s: %w", id, errPodExists)
 	case apierrors.IsForbidden(err) || apierrors.IsInvalid(err):
 		// Admission said no: a pod security level, a quota, a missing
 		// RuntimeClass. Its message names which.
@@ -160,6 +164,10 @@ func (p *Provider) createPod(ctx context.Context, pod *corev1.Pod) (*corev1.Pod,
 	}
 	return created, nil
 }
+
+// errPodExists: the sandbox's pod name is taken, by a pod that is still
+// terminating or that a concurrent Recreate made.
+var errPodExists = errors.New("its pod already exists (still terminating, or made by a concurrent Recreate)")
 
 // made records what a Create or Recreate made, for its rollback.
 type made struct {

@@ -5,13 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"maps"
-	"math"
 	"slices"
 	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sandgate/sandgate/sandbox"
@@ -129,12 +127,11 @@ func Pod(spec sandbox.Spec, cfg Config, owner *corev1.Secret) *corev1.Pod {
 		cfg.User = DefaultUser // New refuses such a Config
 	}
 	uid, gid, _ := parseUser(cfg.User)
-	m := *owner.ObjectMeta.DeepCopy()
 	om := metav1.ObjectMeta{
-		Name:        m.Name,
-		Namespace:   m.Namespace,
-		Labels:      maps.Clone(m.Labels),
-		Annotations: maps.Clone(m.Annotations),
+		Name:        owner.Name,
+		Namespace:   owner.Namespace,
+		Labels:      maps.Clone(owner.Labels),
+		Annotations: maps.Clone(owner.Annotations),
 		// The Secret owns the pod: deleting the Secret (Remove, or an
 		// operator's kubectl delete secret) takes the pod with it, while a
 		// pod deleted or evicted alone leaves the Secret for Recreate.
@@ -154,13 +151,14 @@ func podSpec(spec sandbox.Spec, cfg Config, lim sandbox.Limits, uid, gid int64, 
 	res := resources(cfg, lim)
 	ps := corev1.PodSpec{
 		Hostname: "sandbox", // never the pod's name, which holds the id
-		// Namespaces: all private. User namespaces (hostUsers: false) are
-		// not asked for: they need idmapped mounts from the runtime
-		// (runc 1.2 or later), and the sandbox user is unprivileged anyway.
+		// Namespaces: all private. A user namespace (hostUsers: false)
+		// is not asked for: it needs idmapped mounts from the runtime
+		// (runc 1.2 or later; the local cluster has Debian's 1.1.5), and
+		// the sandbox user is unprivileged and capability-less anyway.
 		HostNetwork:           false,
 		HostPID:               false,
 		HostIPC:               false,
-		ShareProcessNamespace: ptr(false), // the runner is pid 1 and reaps orphans (it is a subreaper)
+		ShareProcessNamespace: ptr(false), // the runner is its container's pid 1 and reaps orphans
 		// No identity: no service-account token, no Service environment
 		// variables (which would name the cluster's services).
 		AutomountServiceAccountToken: ptr(false),
@@ -180,50 +178,9 @@ func podSpec(spec sandbox.Spec, cfg Config, lim sandbox.Limits, uid, gid int64, 
 		// gone: the kubelet kills the pod (phase Failed, DeadlineExceeded).
 		ActiveDeadlineSeconds: ptr(deadline),
 		SecurityContext:       podSecurity(uid, gid),
-		InitContainers: []corev1.Container{{
-			Name:    InitContainerName,
-			Image:   cfg.RunnerImage,
-			Command: []string{"/runner", "install", RunnerPath},
-			VolumeMounts: []corev1.VolumeMount{
-				{Name: "runner", MountPath: RunnerDir, ReadOnly: false},
-			},
-			Resources:                res,
-			SecurityContext:          containerSecurity(uid, gid),
-			ImagePullPolicy:          cfg.ImagePullPolicy,
-			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
-		}},
-		Containers: []corev1.Container{{
-			Name:  ContainerName,
-			Image: spec.Image,
-			// The runner is the entrypoint whatever the image says; with a
-			// Command and no Args the image's CMD is not appended either.
-			Command: []string{RunnerPath, "--listen", ":" + strconv.Itoa(RunnerPort),
-				"--secret-file", SecretPath, "--workspace", WorkspaceDir},
-			Args:       nil,
-			WorkingDir: WorkspaceDir,
-			Env:        slices.Clone(env),
-			Ports: []corev1.ContainerPort{
-				{Name: "runner", ContainerPort: RunnerPort, Protocol: corev1.ProtocolTCP},
-			},
-			VolumeMounts: []corev1.VolumeMount{
-				{Name: "runner", MountPath: RunnerDir, ReadOnly: true},
-				{Name: "secret", MountPath: SecretDir, ReadOnly: true},
-				{Name: "workspace", MountPath: WorkspaceDir, ReadOnly: false},
-				{Name: "tmp", MountPath: "/tmp", ReadOnly: false},
-				{Name: "shm", MountPath: "/dev/shm", ReadOnly: false},
-			},
-			Resources:       res,
-			SecurityContext: containerSecurity(uid, gid),
-			ImagePullPolicy: cfg.ImagePullPolicy,
-			// No probes: the gateway dials the runner itself, and a probe
-			// without the secret would only be refused.
-			LivenessProbe: nil, ReadinessProbe: nil, StartupProbe: nil,
-			// A runner that dies at start leaves its last output here for
-			// Create's error.
-			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
-			Stdin:                    false, TTY: false,
-		}},
-		Volumes: volumes(spec, lim),
+		InitContainers:        []corev1.Container{installContainer(cfg, res, uid, gid)},
+		Containers:            []corev1.Container{sandboxContainer(spec, cfg, res, uid, gid)},
+		Volumes:               volumes(spec, lim),
 	}
 	if cfg.RuntimeClass != "" {
 		ps.RuntimeClassName = ptr(cfg.RuntimeClass)
@@ -231,103 +188,55 @@ func podSpec(spec sandbox.Spec, cfg Config, lim sandbox.Limits, uid, gid int64, 
 	return ps
 }
 
-// podSecurity is the pod-wide security context. AppArmor is left to the
-// runtime's default profile, which applies where the node enables it.
-func podSecurity(uid, gid int64) *corev1.PodSecurityContext {
-	return &corev1.PodSecurityContext{
-		RunAsUser:    ptr(uid),
-		RunAsGroup:   ptr(gid),
-		RunAsNonRoot: ptr(true),
-		// The volumes (the secret file 0440 among them) belong to the
-		// sandbox's group, and no group from the image's /etc/group is
-		// added to its processes.
-		FSGroup:                  ptr(gid),
-		FSGroupChangePolicy:      ptr(corev1.FSGroupChangeOnRootMismatch),
-		SupplementalGroups:       nil,
-		SupplementalGroupsPolicy: ptr(corev1.SupplementalGroupsPolicyStrict),
-		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-		Sysctls:                  nil,
-	}
-}
-
-// containerSecurity is the security context of both containers: no
-// capabilities, no privilege gain through setuid binaries, a read-only
-// image. It repeats the user so that the pod's context is not the only
-// thing between a container and root.
-func containerSecurity(uid, gid int64) *corev1.SecurityContext {
-	return &corev1.SecurityContext{
-		Privileged:               ptr(false),
-		AllowPrivilegeEscalation: ptr(false),
-		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-		ReadOnlyRootFilesystem:   ptr(true),
-		RunAsNonRoot:             ptr(true),
-		RunAsUser:                ptr(uid),
-		RunAsGroup:               ptr(gid),
-		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-		ProcMount:                ptr(corev1.DefaultProcMount), // /proc masked as usual
-	}
-}
-
-// resources are the requests and limits of each container. Limits come
-// from the sandbox's Limits; requests from the Config, small, since an
-// idle sandbox costs little. The pids limit is not here: Kubernetes has
-// none per pod (it is the kubelet's podPidsLimit, one value per node).
-func resources(cfg Config, lim sandbox.Limits) corev1.ResourceRequirements {
-	cpu := resource.NewMilliQuantity(int64(math.Ceil(lim.CPUs*1000)), resource.DecimalSI)
-	mem := resource.NewQuantity(lim.MemoryBytes, resource.BinarySI)
-	return corev1.ResourceRequirements{
-		Limits: corev1.ResourceList{
-			corev1.ResourceCPU:              *cpu,
-			corev1.ResourceMemory:           *mem,
-			corev1.ResourceEphemeralStorage: *resource.NewQuantity(lim.WorkspaceBytes+ephemeralOverheadBytes, resource.BinarySI),
+// installContainer is the init container that copies the runner from the
+// runner image into the pod's runner emptyDir.
+func installContainer(cfg Config, res corev1.ResourceRequirements, uid, gid int64) corev1.Container {
+	return corev1.Container{
+		Name:    InitContainerName,
+		Image:   cfg.RunnerImage,
+		Command: []string{"/runner", "install", RunnerPath},
+		VolumeMounts: []corev1.VolumeMount{
+			{Name: "runner", MountPath: RunnerDir, ReadOnly: false},
 		},
-		Requests: corev1.ResourceList{
-			corev1.ResourceCPU:              atMost(cfg.CPURequest, *cpu),
-			corev1.ResourceMemory:           atMost(cfg.MemoryRequest, *mem),
-			corev1.ResourceEphemeralStorage: *resource.NewQuantity(ephemeralRequestBytes, resource.BinarySI),
+		Resources:                res,
+		SecurityContext:          containerSecurity(uid, gid),
+		ImagePullPolicy:          cfg.ImagePullPolicy,
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+	}
+}
+
+// sandboxContainer is the sandbox itself: spec's image, running the
+// injected runner.
+func sandboxContainer(spec sandbox.Spec, cfg Config, res corev1.ResourceRequirements, uid, gid int64) corev1.Container {
+	return corev1.Container{
+		Name:  ContainerName,
+		Image: spec.Image,
+		// The runner is the entrypoint whatever the image says; with a
+		// Command and no Args the image's CMD is not appended either.
+		Command: []string{RunnerPath, "--listen", ":" + strconv.Itoa(RunnerPort),
+			"--secret-file", SecretPath, "--workspace", WorkspaceDir},
+		Args:       nil,
+		WorkingDir: WorkspaceDir,
+		Env:        slices.Clone(env),
+		Ports: []corev1.ContainerPort{
+			{Name: "runner", ContainerPort: RunnerPort, Protocol: corev1.ProtocolTCP},
 		},
+		VolumeMounts: []corev1.VolumeMount{
+			{Name: "runner", MountPath: RunnerDir, ReadOnly: true},
+			{Name: "secret", MountPath: SecretDir, ReadOnly: true},
+			{Name: "workspace", MountPath: WorkspaceDir, ReadOnly: false},
+			{Name: "tmp", MountPath: "/tmp", ReadOnly: false},
+			{Name: "shm", MountPath: "/dev/shm", ReadOnly: false},
+		},
+		Resources:       res,
+		SecurityContext: containerSecurity(uid, gid),
+		ImagePullPolicy: cfg.ImagePullPolicy,
+		// No probes: the gateway dials the runner itself, and a probe
+		// without the secret would only be refused.
+		LivenessProbe: nil, ReadinessProbe: nil, StartupProbe: nil,
+		// A runner that dies at start leaves its last output here for
+		// Create's error.
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+		Stdin:                    false, TTY: false,
 	}
 }
-
-// volumes are the only writable places besides nothing: the image is
-// read-only. /workspace is an emptyDir on the node's disk: its size limit
-// is enforced by eviction, not ENOSPC (see the package comment). /tmp and
-// /dev/shm are tmpfs (memory medium): their size limit is the tmpfs size,
-// so a full /tmp is ENOSPC, and their pages count against the memory
-// limit, as with Docker (Limits.CheckMemory).
-func volumes(spec sandbox.Spec, lim sandbox.Limits) []corev1.Volume {
-	size := func(n int64) *resource.Quantity { return resource.NewQuantity(n, resource.BinarySI) }
-	return []corev1.Volume{
-		{Name: "runner", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: size(runnerDirBytes)}}},
-		{Name: "secret", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-			SecretName:  objectName(spec.ID),
-			Items:       []corev1.KeyToPath{{Key: SecretKey, Path: SecretKey}},
-			DefaultMode: ptr[int32](0o440), // the sandbox's group (FSGroup) reads it
-			Optional:    ptr(false),
-		}}},
-		{Name: "workspace", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: size(lim.WorkspaceBytes)}}},
-		{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{
-			Medium: corev1.StorageMediumMemory, SizeLimit: size(lim.TmpBytes)}}},
-		{Name: "shm", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{
-			Medium: corev1.StorageMediumMemory, SizeLimit: size(sandbox.ShmBytes)}}},
-	}
-}
-
-// deadline is the pod's activeDeadlineSeconds: the time from its creation
-// to the sandbox's expiry, as the annotations say, rounded up, at least 1.
-func deadline(m metav1.ObjectMeta) int64 {
-	created := parseTime(m.Annotations[AnnotationCreatedAt])
-	expires := parseTime(m.Annotations[AnnotationExpiresAt])
-	return max(1, int64(math.Ceil(expires.Sub(created).Seconds())))
-}
-
-// atMost returns q, or limit when q is larger.
-func atMost(q, limit resource.Quantity) resource.Quantity {
-	if q.Cmp(limit) > 0 {
-		return limit.DeepCopy()
-	}
-	return q.DeepCopy()
-}
-
-// ptr returns a pointer to v.
-func ptr[T any](v T) *T { return &v }
