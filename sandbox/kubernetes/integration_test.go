@@ -7,6 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -174,5 +175,35 @@ func TestMissingRunnerImage(t *testing.T) {
 	t.Logf("Create without the runner image: %v", err)
 	if infos, err := p.List(t.Context(), sandbox.Filter{Owner: owner}); err != nil || len(infos) != 0 {
 		t.Errorf("List after the failed Create = %+v, %v; want none", infos, err)
+	}
+}
+
+// TestLongValues: the longest id (64 characters, a 73-character object
+// name), and an owner and session that no label value could hold, go
+// through the real API server and come back: Get, List by each, Remove.
+func TestLongValues(t *testing.T) {
+	env := newEnv(t, "runc")
+	id := randomHex(32)
+	spec := sandbox.Spec{ID: id, Image: testImage, Owner: "o/" + strings.Repeat(randomHex(8)+":", 20),
+		Session: "s " + strings.Repeat(randomHex(8)+"/", 20), Network: []string{"example.com:443"}}
+	sb := env.create(t, spec)
+	if len(sb.ID()) != 64 {
+		t.Fatalf("id %q: want 64 characters", sb.ID())
+	}
+	got, err := env.p.Get(t.Context(), id)
+	if err != nil {
+		t.Fatalf("Get: %v", err)
+	}
+	if gi := got.Info(); gi.Owner != spec.Owner || gi.Session != spec.Session || !slices.Equal(gi.Network, spec.Network) {
+		t.Errorf("Get(%s).Info() = %+v, want owner, session and network of %+v", id, gi, spec)
+	}
+	for _, f := range []sandbox.Filter{{Owner: spec.Owner}, {Session: spec.Session}, {Owner: spec.Owner, Session: spec.Session}} {
+		infos, err := env.p.List(t.Context(), f)
+		if err != nil || len(infos) != 1 || infos[0].ID != id {
+			t.Errorf("List(%+v) = %+v, %v; want %s", f, infos, err, id)
+		}
+	}
+	if err := env.p.Remove(t.Context(), id); err != nil {
+		t.Fatalf("Remove: %v", err)
 	}
 }
