@@ -31,9 +31,10 @@ images: setup runner ## build sandgate/runner from bin/runner, and the sandbox i
 run: setup build images ## start the gateway on 127.0.0.1:8080 (local Docker, audit log under ./var/)
 	$(BIN)/gateway --addr $${SANDGATE_ADDR:-127.0.0.1:8080} --var var --runner $(BIN)/runner --image $(IMAGE) --images sandgate/browser:latest --dev
 
-test: setup build images ## run every test, including those against the real Docker engine
+test: setup build images ## run every test: unit, the real Docker engine, then the Kubernetes tier (test-k8s)
 	REQUIRE_DOCKER=1 $(GO) test -count=1 -timeout 45m ./...
 	REQUIRE_DOCKER=1 SANDGATE_DISRUPTIVE=1 $(GO) test -count=1 -timeout 10m -run 'Disruptive' ./gateway/
+	@$(MAKE) --no-print-directory test-k8s
 
 test-short: ## unit tests only (no Docker)
 	$(GO) test -short -count=1 ./...
@@ -93,7 +94,7 @@ k8s-down: ## tear down everything k8s-up started
 
 # The local cluster needs root. Without it the tier is skipped with the
 # reason, except under CI, which must never pass by skipping.
-test-k8s: ## run the Kubernetes tier: start the local cluster (root), load the images, test the provider under runc and gVisor
+test-k8s: ## run the Kubernetes tier: start the local cluster (root), load the images, test the provider and the gateway under runc and gVisor
 	@if [ "$$(id -u)" != 0 ]; then \
 	  echo "test-k8s: skipped: the local Kubernetes cluster (make k8s-up) runs its own containerd and kubelet and needs root"; \
 	  if [ -n "$$CI" ]; then echo "test-k8s: CI is set, so this fails instead of skipping"; exit 1; fi; \
@@ -102,6 +103,7 @@ test-k8s: ## run the Kubernetes tier: start the local cluster (root), load the i
 	  $(MAKE) --no-print-directory images k8s-up; \
 	  deploy/kubernetes/local/load-image.sh $(IMAGE) sandgate/runner:latest; \
 	  SANDGATE_K8S=1 $(GO) test -count=1 -timeout 30m ./sandbox/kubernetes/; \
+	  SANDGATE_K8S=1 $(GO) test -count=1 -timeout 30m -run 'Kubernetes' ./gateway/ ./cmd/gateway/; \
 	fi
 
 clean: ## remove build output (not var/)

@@ -15,8 +15,17 @@ import (
 // Notes that start the result of a call that ran in a replacement.
 const (
 	keptNote = "[the sandbox's runner %s, so it was replaced and this call ran in the new one; /workspace was kept and its files are intact; processes, /tmp and interpreter state from before are gone]\n"
-	lostNote = "[the sandbox's runner %s, so it was replaced and this call ran in the new one; its /workspace was in memory (tmpfs), so files, processes and state from before are gone]\n"
+	lostNote = "[the sandbox's runner %s, so it was replaced and this call ran in the new one; its /workspace did not outlive the old container (in memory, or a Kubernetes emptyDir), so files, processes and state from before are gone]\n"
 )
+
+// replacementKeeps says, for an error that announces a replacement, what
+// the replacement will keep.
+func (m *sandboxes) replacementKeeps() string {
+	if workspaceDurable(m.provider) {
+		return " on the same /workspace"
+	}
+	return "; on this gateway's provider /workspace does not outlive its container, so its files will be gone"
+}
 
 // diedWithin reports whether b's container is gone, waiting up to d for a
 // container whose runner just died to finish stopping (with Docker's

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mark3labs/mcp-go/client"
 )
 
 // TestToolsEndToEnd drives every file, exec, code, process and sandbox tool
@@ -13,8 +15,14 @@ import (
 func TestToolsEndToEnd(t *testing.T) {
 	t.Parallel()
 	tg := startGateway(t, nil)
-	c := legacyClient(t, tg.URL)
+	toolBattery(t, legacyClient(t, tg.URL))
+}
 
+// toolBattery runs the core tools through c against the sandbox of its
+// session: files, shell, code, background processes, sandbox_info. Every
+// provider's gateway passes it (TestToolsEndToEnd, and the Kubernetes
+// tier's on runc and gVisor pods).
+func toolBattery(t *testing.T, c *client.Client) {
 	t.Run("files", func(t *testing.T) {
 		mustOK(t, "write_file", call(t, c, "write_file", map[string]any{"path": "src/hello.txt", "content": "one\ntwo\nthree\n"}))
 		if got := text(mustOK(t, "read_file", call(t, c, "read_file", map[string]any{"path": "/workspace/src/hello.txt"}))); got != "one\ntwo\nthree\n" {

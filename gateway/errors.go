@@ -20,13 +20,13 @@ func (c *call) errorResult(err error) *mcp.CallToolResult {
 	case errors.Is(err, sandbox.ErrNotFound):
 		msg = "sandbox not found: it does not exist, was destroyed, or belongs to someone else. Omit sandbox_id to use your session's sandbox, or call sandbox_create."
 	case errors.Is(err, sandbox.ErrUnavailable):
-		msg = "the sandbox backend is unavailable (" + msg + "); try again shortly or ask the operator to check the Docker engine"
+		msg = "the sandbox backend is unavailable (" + msg + "); try again shortly or ask the operator to check the Docker engine or Kubernetes API server"
 	case errors.Is(err, context.DeadlineExceeded):
 		msg = "the call ran out of time: " + msg
 	case errors.As(err, &pe) && pe.Code == protocol.CodeUnresponsive:
-		msg = fmt.Sprintf("the sandbox stopped answering (%s); its next call replaces it with a new container on the same /workspace", pe.Message)
+		msg = fmt.Sprintf("the sandbox stopped answering (%s); its next call replaces it with a new container%s", pe.Message, c.g.boxes.replacementKeeps())
 	case errors.As(err, &pe) && pe.Code == protocol.CodeUnavailable:
-		msg = fmt.Sprintf("lost the connection to the sandbox (%s); if the sandbox died, its next call replaces it with a new container on the same /workspace", pe.Message)
+		msg = fmt.Sprintf("lost the connection to the sandbox (%s); if the sandbox died, its next call replaces it with a new container%s", pe.Message, c.g.boxes.replacementKeeps())
 	}
 	if c.end.Outcome == "" {
 		c.end.Outcome = "error"

@@ -42,6 +42,7 @@ type testGateway struct {
 	Provider  *docker.Provider   // nil on the local provider
 	Local     *sandboxtest.Local // set instead of Provider by startLocalGateway
 	CAFile    string             // the Docker provider's extra CAs (Config.CAFile)
+	Custom    sandbox.Provider   // when set, used instead of both (the Kubernetes tier)
 	gw        *gateway.Server
 	srv       *httptest.Server
 	store     *audit.FileSink
@@ -125,7 +126,9 @@ func (tg *testGateway) start(t testing.TB, runner string, mutate func(*gateway.C
 		t.Fatal(err)
 	}
 	var provider sandbox.Provider = tg.Local
-	if tg.Local == nil {
+	if tg.Custom != nil {
+		provider = tg.Custom
+	} else if tg.Local == nil {
 		tg.Provider, err = docker.New(ctx, docker.Config{RunnerPath: runner, SocketDir: cfg.SocketDir(), Image: cfg.Image, Instance: tg.Instance, CAFile: tg.CAFile}, log)
 		if err != nil {
 			t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"github.com/sandgate/sandgate/gateway"
 	"github.com/sandgate/sandgate/gateway/egress"
 	"github.com/sandgate/sandgate/sandbox"
+	"github.com/sandgate/sandgate/sandbox/kubernetes"
 	"github.com/sandgate/sandgate/sandbox/workspace"
 )
 
@@ -27,6 +28,8 @@ type config struct {
 	HTTP       gateway.HTTPOptions
 	RunnerPath string
 	Instance   string
+	Provider   string // docker or kubernetes
+	Kube       kubeConfig
 	Runtime    string // OCI runtime for sandboxes, e.g. runsc; empty: the engine's default
 	// SandboxCA is a PEM file of CAs every sandbox trusts besides its
 	// image's (absolute once parsed); empty: none.
@@ -67,10 +70,17 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&g.VarDir, "var", "var", "directory for the audit log, sandbox sockets and workspaces")
 	fs.StringVar(&g.Image, "image", "sandgate/base:latest", "default sandbox image")
 	fs.StringVar(&images, "images", "", "comma-separated extra images sandbox_create may ask for")
-	fs.IntVar(&poolSize, "pool-size", gateway.DefaultPoolSize, "started sandboxes of the default image kept ready for new sessions (the warm pool); 0: none")
+	fs.IntVar(&poolSize, "pool-size", gateway.DefaultPoolSize, "started sandboxes of the default image kept ready for new sessions (the warm pool); 0: none; with --provider kubernetes 0 unless given")
 	fs.StringVar(&pools, "pool", "", "warm pools of other images, as IMAGE=N,... (each image also in --images)")
 	fs.StringVar(&c.RunnerPath, "runner", defaultRunner(), "path of the static runner binary to inject into sandboxes")
 	fs.StringVar(&c.Runtime, "runtime", "", "OCI runtime for sandboxes (e.g. runsc for gVisor, kata-runtime); default: the engine's")
+	fs.StringVar(&c.Provider, "provider", providerDocker, "where sandboxes run: docker (this host's engine) or kubernetes (a pod each)")
+	fs.StringVar(&c.Kube.Kubeconfig, "kubeconfig", "", "kubeconfig file for --provider kubernetes (default: the pod's service account in a cluster, else $KUBECONFIG)")
+	fs.StringVar(&c.Kube.Namespace, "k8s-namespace", "", "namespace of the sandbox pods (default: the gateway pod's own)")
+	fs.StringVar(&c.Kube.RuntimeClass, "k8s-runtime-class", "", "RuntimeClass of the sandbox pods, e.g. gvisor (runsc) or kata; default: the cluster's")
+	fs.StringVar(&c.Kube.RunnerImage, "k8s-runner-image", kubernetes.DefaultRunnerImage, "image the runner is copied from into each sandbox pod (make images builds it)")
+	fs.StringVar(&c.Kube.KeyFile, "k8s-key-file", "", "key the per-sandbox runner secrets are derived from; replicas share it (default VAR/runner.key, made on first start)")
+	fs.StringVar(&c.Kube.PullPolicy, "k8s-pull-policy", "", "imagePullPolicy of the sandbox and runner images: Always, IfNotPresent (default) or Never")
 	fs.StringVar(&c.Instance, "instance", "default", "name scoping this gateway's containers; one live gateway per instance and engine")
 	fs.Float64Var(&g.Limits.CPUs, "cpus", d.CPUs, "CPU cores per sandbox")
 	fs.Var(&memory, "memory", "memory per sandbox (also the memory+swap limit), e.g. 512MiB")
@@ -124,6 +134,9 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	g.Limits.MemoryBytes, g.Limits.WorkspaceBytes, g.Limits.TmpBytes = int64(memory), int64(wsSize), int64(tmp)
 	c.WorkspaceBackend = workspace.Backend(backend)
 	g.Egress.Limits.BytesPerMinute = int64(egressBytes)
+	if err := c.Kube.check(); err != nil {
+		return c, err
+	}
 	if c.SandboxCA, err = checkCAFile(c.SandboxCA); err != nil {
 		return c, err
 	}
@@ -134,6 +147,13 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 		return c, fmt.Errorf("log-level %q: want debug, info, warn or error", level)
 	}
 	g.Images, g.Categories, g.EnabledTools, g.DisabledTools, g.AllowedOrigins = list(images), list(categories), list(enable), list(disable), list(origins)
+	if c.Provider == providerKubernetes && !isSet(fs, "pool-size") {
+		// A pooled pod's activeDeadlineSeconds runs from when the pool
+		// made it and cannot be extended by a claim, and a pool of pods
+		// holds node resources the scheduler counts: on Kubernetes the
+		// pool is the operator's explicit choice.
+		poolSize = 0
+	}
 	if g.Pool, err = poolSizes(g.Image, poolSize, pools); err != nil {
 		return c, err
 	}
@@ -239,4 +259,12 @@ func poolSizes(image string, size int, others string) (map[string]int, error) {
 		pools[name] = count
 	}
 	return pools, nil
+}
+
+// isSet reports whether flag name was given, on the command line or
+// through its environment variable.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

@@ -21,7 +21,6 @@ import (
 
 	"github.com/sandgate/sandgate/gateway"
 	"github.com/sandgate/sandgate/gateway/audit"
-	"github.com/sandgate/sandgate/sandbox/docker"
 )
 
 func main() {
@@ -80,13 +79,11 @@ func serve(ctx context.Context, cfg config, stderr io.Writer, log *slog.Logger) 
 		return fmt.Errorf("listen on %s: %w", gcfg.Addr, err)
 	}
 	defer ln.Close()
-	provider, err := docker.New(ctx, docker.Config{RunnerPath: cfg.RunnerPath, SocketDir: gcfg.SocketDir(), Image: gcfg.Image,
-		Instance: cfg.Instance, Runtime: cfg.Runtime, CAFile: cfg.SandboxCA, WorkspaceDir: filepath.Join(gcfg.VarDir, "workspaces"), WorkspaceBackend: cfg.WorkspaceBackend,
-		Holder: fmt.Sprintf("serving %s, var %s", gcfg.Addr, gcfg.VarDir)}, log)
+	provider, closeProvider, err := newProvider(ctx, cfg, gcfg, log)
 	if err != nil {
 		return err
 	}
-	defer provider.Close()
+	defer closeProvider.Close()
 	// After the provider, which waits for the instance's lock: a restart
 	// that overlaps the old process binds the metrics port once the old
 	// one has let it go.

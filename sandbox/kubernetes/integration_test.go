@@ -13,8 +13,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -51,29 +49,12 @@ func newEnv(t testing.TB, runtimeClass string) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-		Name: "sgtest-" + runtimeClass + "-" + randomHex(4),
-		Labels: map[string]string{
-			"pod-security.kubernetes.io/enforce":         "restricted",
-			"pod-security.kubernetes.io/enforce-version": "latest",
-		},
-	}}
-	if _, err := cs.CoreV1().Namespaces().Create(t.Context(), ns, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("create namespace %s: %v", ns.Name, err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		err := cs.CoreV1().Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			t.Errorf("cleanup: delete namespace %s: %v", ns.Name, err)
-		}
-	})
+	ns := sandboxtest.KubeNamespace(t, rc, "sgtest-"+runtimeClass)
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
 	cfg := kubernetes.Config{
 		RESTConfig:      rc,
-		Namespace:       ns.Name,
+		Namespace:       ns,
 		RuntimeClass:    runtimeClass,
 		Instance:        "test-" + randomHex(4),
 		Key:             key,

@@ -5,7 +5,11 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -65,4 +69,35 @@ func RequireKubernetes(t testing.TB) *rest.Config {
 			KubeconfigEnv, err, KubernetesEnv)
 	}
 	return rest.CopyConfig(rc)
+}
+
+// KubeNamespace makes a fresh namespace of the test cluster, named
+// prefix-<random>, that enforces the "restricted" Pod Security Standard,
+// so every sandbox pod made in it must pass that standard. t.Cleanup
+// deletes it and everything in it, whatever state the test left.
+func KubeNamespace(t testing.TB, rc *rest.Config, prefix string) string {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		Name: prefix + "-" + randomHex(4),
+		Labels: map[string]string{
+			"pod-security.kubernetes.io/enforce":         "restricted",
+			"pod-security.kubernetes.io/enforce-version": "latest",
+		},
+	}}
+	if _, err := cs.CoreV1().Namespaces().Create(t.Context(), ns, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create namespace %s: %v", ns.Name, err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		err := cs.CoreV1().Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("cleanup: delete namespace %s: %v", ns.Name, err)
+		}
+	})
+	return ns.Name
 }

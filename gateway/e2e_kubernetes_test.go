@@ -1,0 +1,96 @@
+package gateway_test
+
+import (
+	"crypto/rand"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/rest"
+
+	"github.com/sandgate/sandgate/gateway"
+	"github.com/sandgate/sandgate/sandbox/kubernetes"
+	"github.com/sandgate/sandgate/sandbox/sandboxtest"
+)
+
+// The Kubernetes tier (make test-k8s): the same gateway, through its HTTP
+// endpoint and a real MCP client, with each sandbox a pod of the local
+// cluster, under runc and under gVisor.
+
+// kubeRuntimes are the RuntimeClasses make k8s-up installs.
+var kubeRuntimes = []string{"runc", "gvisor"}
+
+func TestKubernetesToolsEndToEnd(t *testing.T) {
+	rc := sandboxtest.RequireKubernetes(t)
+	for _, runtime := range kubeRuntimes {
+		t.Run(runtime, func(t *testing.T) {
+			t.Parallel()
+			tg := startKubeGateway(t, rc, runtime, nil)
+			toolBattery(t, legacyClient(t, tg.URL))
+		})
+	}
+}
+
+// TestKubernetesHostile runs the hostile cases that make sense in a pod:
+// a memory bomb and a fork bomb, after which the sandbox answers again,
+// and a pod that cannot reach the node. Under runc the bombs stay inside
+// the pod's limits and the sandbox lives on with its files; under gVisor
+// the host's OOM killer takes the sentry, and with it the whole pod, so
+// the next call runs in a replacement whose result says the files are
+// gone: never a silent loss.
+func TestKubernetesHostile(t *testing.T) {
+	rc := sandboxtest.RequireKubernetes(t)
+	for _, runtime := range kubeRuntimes {
+		t.Run(runtime, func(t *testing.T) {
+			t.Parallel()
+			tg := startKubeGateway(t, rc, runtime, nil)
+			c := legacyClient(t, tg.URL)
+			bombs := map[string]string{
+				"memory bomb": "python3 -c 'b=[]\nwhile True: b.append(bytearray(64<<20))'",
+				"fork bomb":   "bomb() { bomb | bomb & }; bomb; sleep 5",
+			}
+			for _, name := range []string{"memory bomb", "fork bomb"} {
+				mustOK(t, "write_file", call(t, c, "write_file", map[string]any{"path": "marker.txt", "content": "still here"}))
+				r, res := shell(t, c, bombs[name], map[string]any{"timeout": 30})
+				t.Logf("%s: %+v %s", name, r, text(res))
+				res = mustOK(t, "run_shell after "+name, call(t, c, "run_shell", map[string]any{"command": "cat marker.txt 2>&1; echo; echo answered"}))
+				after := text(res)
+				if !strings.Contains(after, "answered") {
+					t.Fatalf("after the %s the sandbox did not answer: %s", name, after)
+				}
+				switch {
+				case strings.Contains(after, "still here"):
+					// The sandbox (or its files) survived.
+				case strings.Contains(after, "was replaced") && strings.Contains(after, "files, processes and state from before are gone"):
+					if runtime == "runc" {
+						t.Errorf("after the %s a runc sandbox was replaced: %s", name, after)
+					}
+				default:
+					t.Fatalf("after the %s the workspace lost its file without a word: %s", name, after)
+				}
+			}
+			r, _ := shell(t, c, "python3 -c 'import socket; socket.create_connection((\"10.244.0.1\", 20250), 3)' 2>&1; echo exit=$?", nil)
+			if !strings.Contains(r.Stdout, "exit=1") {
+				t.Fatalf("a sandbox pod reached the kubelet on the node (or the check did not run): %+v", r)
+			}
+		})
+	}
+}
+
+// startKubeGateway starts a gateway whose sandboxes are pods in a fresh
+// namespace of the test cluster, under runtime.
+func startKubeGateway(t testing.TB, rc *rest.Config, runtime string, mutate func(*gateway.Config)) *testGateway {
+	t.Helper()
+	ns := sandboxtest.KubeNamespace(t, rc, "sggw-"+runtime)
+	key := make([]byte, kubernetes.MinKeyBytes)
+	_, _ = rand.Read(key)
+	p, err := kubernetes.New(t.Context(), kubernetes.Config{RESTConfig: rc, Namespace: ns, RuntimeClass: runtime,
+		Instance: "t" + randHex(6), Key: key, ImagePullPolicy: corev1.PullNever})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := &testGateway{Instance: ns, VarDir: t.TempDir(), Custom: p}
+	tg.start(t, "", mutate)
+	t.Cleanup(func() { tg.Close() })
+	return tg
+}
