@@ -12,7 +12,8 @@ import (
 // BenchmarkCreate measures Create, from the call until the runner
 // answers on the pod's IP, and Remove, until the pod is gone, under each
 // RuntimeClass; the medians are reported as create-p50-ms and
-// remove-p50-ms (make test-k8s runs it with -benchtime 10x).
+// remove-p50-ms (SANDGATE_K8S=1 go test -run '^$' -bench . -benchtime 10x
+// ./sandbox/kubernetes/, the cluster up).
 func BenchmarkCreate(b *testing.B) {
 	for _, rtc := range runtimeClasses {
 		b.Run(rtc, func(b *testing.B) {
