@@ -4,11 +4,16 @@ import (
 	"crypto/rand"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/sandgate/sandgate/gateway"
+	"github.com/sandgate/sandgate/gateway/audit"
 	"github.com/sandgate/sandgate/sandbox/kubernetes"
 	"github.com/sandgate/sandgate/sandbox/sandboxtest"
 )
@@ -93,4 +98,45 @@ func startKubeGateway(t testing.TB, rc *rest.Config, runtime string, mutate func
 	tg.start(t, "", mutate)
 	t.Cleanup(func() { tg.Close() })
 	return tg
+}
+
+// TestKubernetesPodDeletedFromOutside deletes a session's sandbox pod
+// behind the gateway's back (an operator, an eviction): the session's
+// next call runs in a replacement pod, says its files are gone, and the
+// replacement is audited.
+func TestKubernetesPodDeletedFromOutside(t *testing.T) {
+	rc := sandboxtest.RequireKubernetes(t)
+	tg := startKubeGateway(t, rc, "runc", nil)
+	c := legacyClient(t, tg.URL)
+	mustOK(t, "write_file", call(t, c, "write_file", map[string]any{"path": "before.txt", "content": "x"}))
+	info := structuredAs[map[string]any](t, mustOK(t, "sandbox_info", call(t, c, "sandbox_info", nil)))
+	id, _ := info["sandbox_id"].(string)
+	cs, err := clientset.NewForConfig(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods := cs.CoreV1().Pods(tg.Instance)
+	if err := pods.Delete(t.Context(), "sandgate-"+id, metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("delete the sandbox pod %s: %v", id, err)
+	}
+	waitFor(t, 2*time.Minute, "the pod to be gone", func() bool {
+		_, err := pods.Get(t.Context(), "sandgate-"+id, metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	})
+	res := mustOK(t, "run_shell after the pod was deleted", call(t, c, "run_shell", map[string]any{"command": "ls; echo answered"}))
+	out := text(res)
+	if !strings.Contains(out, "answered") || !strings.Contains(out, "was replaced") || !strings.Contains(out, "files, processes and state from before are gone") || strings.Contains(out, "before.txt") {
+		t.Fatalf("the call after the pod's deletion: %s", out)
+	}
+	after := structuredAs[map[string]any](t, mustOK(t, "sandbox_info", call(t, c, "sandbox_info", nil)))
+	if after["sandbox_id"] != id || after["container_id"] == info["container_id"] {
+		t.Fatalf("replacement: id %v (was %s), pod %v (was %v)", after["sandbox_id"], id, after["container_id"], info["container_id"])
+	}
+	replaced := false
+	for _, e := range auditRecords(t, tg.AuditPath) {
+		replaced = replaced || e.Kind == audit.KindSandboxReplace && e.SandboxID == id && e.Summary["workspace_kept"] == "false"
+	}
+	if !replaced {
+		t.Fatal("no sandbox.replace audit record saying the workspace was not kept")
+	}
 }
