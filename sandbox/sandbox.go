@@ -151,10 +151,39 @@ type Info struct {
 	// WorkspaceDurable reports whether /workspace is on disk and outlives
 	// the container, so a replacement after a runner death keeps files.
 	WorkspaceDurable bool `json:"workspace_durable"`
+	// LastUsed is the last use Recorder.Touch recorded; zero when none
+	// was, or when the provider is no Recorder. Network is then the list
+	// last set with Recorder.SetNetwork.
+	LastUsed time.Time `json:"last_used,omitzero"`
 }
 
 // Filter selects sandboxes in List. Empty fields match everything.
 type Filter struct {
+	// ID selects one sandbox, whatever its state.
+	ID      string
 	Owner   string
 	Session string
+	Tenant  string
+}
+
+// Matches reports whether info has every field f asks for.
+func (f Filter) Matches(info Info) bool {
+	return (f.ID == "" || info.ID == f.ID) && (f.Owner == "" || info.Owner == f.Owner) &&
+		(f.Session == "" || info.Session == f.Session) && (f.Tenant == "" || info.Tenant == f.Tenant)
+}
+
+// Recorder is implemented by providers whose sandbox records are shared
+// by several gateway replicas and can change after creation. A replica
+// writes what the others must know there, rather than in its own memory
+// or files: when a sandbox was last used, so that no replica removes as
+// idle a sandbox another one uses, and the egress allowlist last set, so
+// that every replica applies the same one. List reports both
+// (Info.LastUsed, Info.Network).
+type Recorder interface {
+	// Touch records that sandbox id was used at at. Writes are not
+	// ordered: of two concurrent touches either may stay.
+	Touch(ctx context.Context, id string, at time.Time) error
+	// SetNetwork replaces sandbox id's recorded egress allowlist; a
+	// later Recreate writes its Spec.Network there again.
+	SetNetwork(ctx context.Context, id string, rules []string) error
 }

@@ -67,6 +67,12 @@ func (p *Provider) List(ctx context.Context, filter sandbox.Filter) ([]sandbox.I
 	if filter.Session != "" {
 		f.Add("label", LabelSession+"="+filter.Session)
 	}
+	if filter.Tenant != "" {
+		f.Add("label", LabelTenant+"="+filter.Tenant)
+	}
+	if filter.ID != "" {
+		f.Add("label", LabelSandbox+"="+filter.ID)
+	}
 	cs, err := p.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
 	if err != nil {
 		return nil, fmt.Errorf("list sandboxes: %w", engineErr(err))

@@ -89,6 +89,62 @@ func Conformance(t *testing.T, newProvider func(t *testing.T) sandbox.Provider, 
 		t.Parallel()
 		testRecreate(t, newProvider(t), image)
 	})
+	t.Run("Recorder", func(t *testing.T) {
+		t.Parallel()
+		p := newProvider(t)
+		r, ok := p.(sandbox.Recorder)
+		if !ok {
+			t.Skipf("%T records nothing after creation (no sandbox.Recorder)", p)
+		}
+		testRecorder(t, p, r, image)
+	})
+}
+
+// testRecorder checks that what a Recorder records is what List reports,
+// to any gateway replica, and that a removed sandbox has no record.
+func testRecorder(t *testing.T, p sandbox.Provider, r sandbox.Recorder, image string) {
+	ctx := t.Context()
+	s := spec(image)
+	sb := create(t, p, s)
+	id := sb.ID()
+	record := func() sandbox.Info {
+		t.Helper()
+		infos, err := p.List(ctx, sandbox.Filter{ID: id})
+		if err != nil || len(infos) != 1 {
+			t.Fatalf("List(ID %s) = %+v, %v; want the one sandbox", id, infos, err)
+		}
+		return infos[0]
+	}
+	if got := record(); !got.LastUsed.IsZero() || !slices.Equal(got.Network, s.Network) {
+		t.Fatalf("a new sandbox's record: last used %v, network %v; want never, %v", got.LastUsed, got.Network, s.Network)
+	}
+	at := time.Now().Add(-time.Minute).UTC().Truncate(time.Millisecond)
+	if err := r.Touch(ctx, id, at); err != nil {
+		t.Fatalf("Touch: %v", err)
+	}
+	narrowed := []string{"example.com:443"}
+	if err := r.SetNetwork(ctx, id, narrowed); err != nil {
+		t.Fatalf("SetNetwork: %v", err)
+	}
+	if got := record(); !got.LastUsed.Equal(at) || !slices.Equal(got.Network, narrowed) || got.Owner != s.Owner {
+		t.Errorf("record after Touch and SetNetwork: last used %v, network %v, owner %q; want %v, %v, %q",
+			got.LastUsed, got.Network, got.Owner, at, narrowed, s.Owner)
+	}
+	if err := r.SetNetwork(ctx, id, nil); err != nil {
+		t.Fatalf("SetNetwork(none): %v", err)
+	}
+	if got := record(); len(got.Network) != 0 {
+		t.Errorf("network after SetNetwork(none) = %v, want none", got.Network)
+	}
+	if err := p.Remove(ctx, id); err != nil {
+		t.Fatalf("Remove: %v", err)
+	}
+	if err := r.Touch(ctx, id, time.Now()); !errors.Is(err, sandbox.ErrNotFound) {
+		t.Errorf("Touch after Remove: err = %v, want ErrNotFound", err)
+	}
+	if err := r.SetNetwork(ctx, id, narrowed); !errors.Is(err, sandbox.ErrNotFound) {
+		t.Errorf("SetNetwork after Remove: err = %v, want ErrNotFound", err)
+	}
 }
 
 // testRecreate writes a file through the runner, recreates the sandbox
@@ -165,13 +221,16 @@ func testLifecycle(t *testing.T, p sandbox.Provider, image string) {
 	dial(t, got)
 	dial(t, sb)
 
-	for _, f := range []sandbox.Filter{{Owner: s.Owner}, {Session: s.Session}, {Owner: s.Owner, Session: s.Session}} {
+	for _, f := range []sandbox.Filter{{Owner: s.Owner}, {Session: s.Session}, {Owner: s.Owner, Session: s.Session},
+		{Tenant: s.Tenant}, {ID: id}, {ID: id, Tenant: s.Tenant}} {
 		if ids := listIDs(t, p, f); !slices.Equal(ids, []string{id}) {
 			t.Errorf("List(%+v) = %v, want [%s]", f, ids, id)
 		}
 	}
 	assertNone(t, p, sandbox.Filter{Owner: "other-" + s.Owner})
 	assertNone(t, p, sandbox.Filter{Owner: s.Owner, Session: "other-" + s.Session})
+	assertNone(t, p, sandbox.Filter{Tenant: "other-" + s.Tenant})
+	assertNone(t, p, sandbox.Filter{ID: id, Tenant: "other-" + s.Tenant})
 	if ids := listIDs(t, p, sandbox.Filter{}); !slices.Contains(ids, id) {
 		t.Errorf("List({}) = %v, want it to contain %s", ids, id)
 	}

@@ -1,6 +1,7 @@
 package sandboxtest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -37,8 +38,10 @@ type Local struct {
 	root   string
 	images []string
 
-	mu    sync.Mutex
-	boxes map[string]*localBox
+	mu      sync.Mutex
+	boxes   map[string]*localBox
+	used    map[string]time.Time // Touch
+	network map[string][]string  // SetNetwork
 }
 
 // localBox is one sandbox: its directory and its current runner process.
@@ -55,7 +58,10 @@ const LocalImage = "sandgate/base:latest"
 // localReadyTimeout bounds the wait for a runner to listen.
 const localReadyTimeout = 30 * time.Second
 
-var _ sandbox.Provider = (*Local)(nil)
+var (
+	_ sandbox.Provider = (*Local)(nil)
+	_ sandbox.Recorder = (*Local)(nil)
+)
 
 // NewLocal returns a Local that knows the given image names (LocalImage
 // when none) and removes everything it made when t ends.
@@ -69,7 +75,8 @@ func NewLocal(t testing.TB, images ...string) *Local {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := &Local{runner: RunnerBinary(t), root: root, images: images, boxes: map[string]*localBox{}}
+	l := &Local{runner: RunnerBinary(t), root: root, images: images, boxes: map[string]*localBox{},
+		used: map[string]time.Time{}, network: map[string][]string{}}
 	t.Cleanup(func() {
 		for _, id := range l.ids() {
 			_ = l.Remove(context.Background(), id)
@@ -132,8 +139,9 @@ func (l *Local) Recreate(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbo
 	}
 	l.mu.Lock()
 	l.boxes[spec.ID] = fresh
+	l.network[spec.ID] = slices.Clone(spec.Network) // as a new record would say
 	l.mu.Unlock()
-	return &localHandle{l: l, info: fresh.info, sock: fresh.sock()}, nil
+	return &localHandle{l: l, info: l.record(spec.ID, fresh.info), sock: fresh.sock()}, nil
 }
 
 // Get returns the sandbox if its runner is running.
@@ -142,7 +150,7 @@ func (l *Local) Get(_ context.Context, id string) (sandbox.Sandbox, error) {
 	if b == nil || b.exited() {
 		return nil, fmt.Errorf("get sandbox %s: %w", id, sandbox.ErrNotFound)
 	}
-	return &localHandle{l: l, info: b.info, sock: b.sock()}, nil
+	return &localHandle{l: l, info: l.record(id, b.info), sock: b.sock()}, nil
 }
 
 // List describes the sandboxes that match filter, oldest first.
@@ -150,17 +158,54 @@ func (l *Local) List(_ context.Context, f sandbox.Filter) ([]sandbox.Info, error
 	var out []sandbox.Info
 	for _, id := range l.ids() {
 		b := l.box(id)
-		if b == nil || f.Owner != "" && b.info.Owner != f.Owner || f.Session != "" && b.info.Session != f.Session {
+		if b == nil || !f.Matches(b.info) {
 			continue
 		}
-		info := b.info
+		info := l.record(id, b.info)
 		if b.exited() {
 			info.State = "exited"
 		}
 		out = append(out, info)
 	}
-	slices.SortFunc(out, func(a, b sandbox.Info) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	slices.SortFunc(out, func(a, b sandbox.Info) int {
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
+	})
 	return out, nil
+}
+
+// record returns info with what was recorded for sandbox id since it
+// was created (Touch, SetNetwork).
+func (l *Local) record(id string, info sandbox.Info) sandbox.Info {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	info.LastUsed = l.used[id]
+	if n, ok := l.network[id]; ok {
+		info.Network = n
+	}
+	return info
+}
+
+// Touch implements sandbox.Recorder, in memory: several gateways on one
+// Local share its records as replicas share a cluster's.
+func (l *Local) Touch(_ context.Context, id string, at time.Time) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.boxes[id] == nil {
+		return fmt.Errorf("touch sandbox %s: %w", id, sandbox.ErrNotFound)
+	}
+	l.used[id] = at.UTC()
+	return nil
+}
+
+// SetNetwork implements sandbox.Recorder.
+func (l *Local) SetNetwork(_ context.Context, id string, rules []string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.boxes[id] == nil {
+		return fmt.Errorf("set network of sandbox %s: %w", id, sandbox.ErrNotFound)
+	}
+	l.network[id] = slices.Clone(rules)
+	return nil
 }
 
 // Remove stops the runner (and, through its shutdown, what it started)
@@ -169,6 +214,8 @@ func (l *Local) Remove(_ context.Context, id string) error {
 	l.mu.Lock()
 	b := l.boxes[id]
 	delete(l.boxes, id)
+	delete(l.used, id)
+	delete(l.network, id)
 	l.mu.Unlock()
 	if b == nil {
 		return fmt.Errorf("remove sandbox %s: %w", id, sandbox.ErrNotFound)
