@@ -15,19 +15,24 @@
 //     nothing (ErrNotFound). The Secret owns the pod (an ownerReference):
 //     deleting the Secret, by Remove or by an operator, makes the garbage
 //     collector delete the pod too, and a pod can never outlive its
-//     Secret for long. It is immutable, so kubelets do not watch it.
+//     Secret for long. Its data is immutable, so kubelets do not watch
+//     it; its annotations are where gateway replicas record what changes
+//     after creation (sandbox.Recorder, record.go): the last use, which
+//     keeps another replica from removing the sandbox as idle, and the
+//     egress allowlist last set, which every replica applies.
 //   - the pod (see Pod for every field and why).
 //
 // Both carry the same labels and annotations (labels.go), from which any
 // gateway replica rebuilds sandbox.Info without state of its own. What a
 // selector must match is a label (managed, instance, and SHA-256-based
-// hashes of the owner and session, since label values are limited to 63
-// characters of a small alphabet); everything else is an annotation,
-// and List checks the full owner and session in the annotations. Get is
+// hashes of the owner, session and tenant, since label values are
+// limited to 63 characters of a small alphabet); everything else is an
+// annotation, and List checks the full values in the annotations. Get is
 // a read of the pod by name; List reads the Secrets and pods of the
-// instance by label selector and joins them by name: a Secret without a
-// pod is listed with State StateNoPod, so reconciliation finds sandboxes
-// whose pods vanished and Secrets of creations cut short.
+// instance by label selector (and, for Filter.ID, by name) and joins them
+// by name, taking the last use and the allowlist from the Secret: a
+// Secret without a pod is listed with State StateNoPod, so reconciliation
+// finds sandboxes whose pods vanished and Secrets of creations cut short.
 //
 // # The runner
 //
@@ -107,9 +112,9 @@
 //
 // # What the gateway needs
 //
-// In Config.Namespace: pods (get, list, watch, create, delete), secrets
-// (get, list, create, update, delete), networkpolicies (get, create,
-// update), and events (watch; optional: with it a missing image fails a
+// In Config.Namespace: pods (get, list, watch, create, delete, patch),
+// secrets (get, list, create, update, delete, patch), networkpolicies
+// (get, create, update), and events (watch; optional: with it a missing image fails a
 // Create at once rather than at the kubelet's next sync, ten seconds
 // later); the API server's /version. It needs nothing cluster-wide.
 package kubernetes

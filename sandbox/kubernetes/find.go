@@ -58,11 +58,19 @@ func (p *Provider) Get(ctx context.Context, id string) (sandbox.Sandbox, error) 
 
 // List describes this instance's sandboxes that match filter, oldest
 // first: one per Secret, with the state of its pod (StateNoPod without
-// one), and any pod whose Secret is already gone (the garbage collector
+// one) and what the Secret records (LastUsed, Network), and any pod whose
+// Secret is already gone (the garbage collector
 // is about to delete it). Terminating pods without a Secret are left out:
 // they are removed already.
 func (p *Provider) List(ctx context.Context, filter sandbox.Filter) ([]sandbox.Info, error) {
 	opts := metav1.ListOptions{LabelSelector: selector(p.cfg, filter)}
+	if filter.ID != "" {
+		if !idPattern.MatchString(filter.ID) {
+			return nil, nil
+		}
+		// The API server serves a name selector from one key, not a scan.
+		opts.FieldSelector = "metadata.name=" + objectName(filter.ID)
+	}
 	secrets, err := p.cs.CoreV1().Secrets(p.cfg.Namespace).List(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("list sandboxes: secrets: %w", apiErr(err))
@@ -82,7 +90,7 @@ func (p *Provider) List(ctx context.Context, filter sandbox.Filter) ([]sandbox.I
 		}
 		if pod := byName[s.Name]; pod != nil && ours(pod.ObjectMeta, p.cfg) {
 			delete(byName, s.Name)
-			infos = append(infos, infoFromPod(pod))
+			infos = append(infos, withRecord(infoFromPod(pod), s.ObjectMeta))
 			continue
 		}
 		info := infoFromMeta(s.ObjectMeta)

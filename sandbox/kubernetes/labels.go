@@ -29,6 +29,9 @@ const (
 	LabelOwnerHash = "sandgate.dev/owner-hash"
 	// LabelSessionHash is labelHash of the MCP session id (absent for none).
 	LabelSessionHash = "sandgate.dev/session-hash"
+	// LabelTenantHash is labelHash of the tenant (absent for none), so a
+	// gateway replica counts a tenant's sandboxes with one selector.
+	LabelTenantHash = "sandgate.dev/tenant-hash"
 
 	// AnnotationSandbox is the sandbox id (up to 64 characters, one more
 	// than a label value may have; the object names hold it too).
@@ -49,6 +52,9 @@ const (
 	AnnotationPool = "sandgate.dev/pool"
 	// AnnotationImage is the sandbox image as the Spec named it.
 	AnnotationImage = "sandgate.dev/image"
+	// AnnotationLastUsed is the last use a gateway recorded (Touch),
+	// RFC 3339 in UTC; on the Secret only, absent until the first.
+	AnnotationLastUsed = "sandgate.dev/last-used"
 )
 
 // namePrefix starts the name of every sandbox pod and Secret.
@@ -76,6 +82,9 @@ func meta(spec sandbox.Spec, cfg Config, now time.Time) metav1.ObjectMeta {
 	}
 	if spec.Session != "" {
 		l[LabelSessionHash] = labelHash(spec.Session)
+	}
+	if spec.Tenant != "" {
+		l[LabelTenantHash] = labelHash(spec.Tenant)
 	}
 	network, _ := json.Marshal(spec.Network) // []string always encodes
 	if spec.Network == nil {
@@ -114,6 +123,9 @@ func selector(cfg Config, filter sandbox.Filter) string {
 	if filter.Session != "" {
 		l[LabelSessionHash] = labelHash(filter.Session)
 	}
+	if filter.Tenant != "" {
+		l[LabelTenantHash] = labelHash(filter.Tenant)
+	}
 	return labels.SelectorFromSet(l).String()
 }
 
@@ -123,11 +135,14 @@ func ours(m metav1.ObjectMeta, cfg Config) bool {
 		m.Annotations[AnnotationSandbox] != "" && m.Name == objectName(m.Annotations[AnnotationSandbox])
 }
 
-// matches reports whether the object m carries the owner and session of
-// filter (empty fields match anything).
+// matches reports whether the object m carries the id, owner, session
+// and tenant of filter (empty fields match anything).
 func matches(m metav1.ObjectMeta, filter sandbox.Filter) bool {
-	return (filter.Owner == "" || m.Annotations[AnnotationOwner] == filter.Owner) &&
-		(filter.Session == "" || m.Annotations[AnnotationSession] == filter.Session)
+	a := m.Annotations
+	return (filter.ID == "" || a[AnnotationSandbox] == filter.ID) &&
+		(filter.Owner == "" || a[AnnotationOwner] == filter.Owner) &&
+		(filter.Session == "" || a[AnnotationSession] == filter.Session) &&
+		(filter.Tenant == "" || a[AnnotationTenant] == filter.Tenant)
 }
 
 // infoFromMeta rebuilds a sandbox's Info from its object's annotations.
@@ -149,7 +164,17 @@ func infoFromMeta(m metav1.ObjectMeta) sandbox.Info {
 		Pool:      a[AnnotationPool],
 		CreatedAt: parseTime(a[AnnotationCreatedAt]),
 		ExpiresAt: parseTime(a[AnnotationExpiresAt]),
+		LastUsed:  parseTime(a[AnnotationLastUsed]),
 	}
+}
+
+// withRecord returns info, read from a pod, with what was recorded on
+// the sandbox's Secret since the pod was made: the last use and the
+// allowlist last set (see record.go).
+func withRecord(info sandbox.Info, secret metav1.ObjectMeta) sandbox.Info {
+	rec := infoFromMeta(secret)
+	info.LastUsed, info.Network = rec.LastUsed, rec.Network
+	return info
 }
 
 // parseTime parses an RFC 3339 value; invalid or empty gives zero.

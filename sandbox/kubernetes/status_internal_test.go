@@ -145,7 +145,11 @@ func TestMetaRoundTrip(t *testing.T) {
 	if !ours(m, cfg) || ours(m, Config{Instance: "other"}) {
 		t.Error("ours: instance scoping is wrong")
 	}
-	for _, f := range []sandbox.Filter{{}, {Owner: spec.Owner}, {Session: spec.Session}, {Owner: spec.Owner, Session: spec.Session}} {
+	if m.Labels[LabelTenantHash] != labelHash(spec.Tenant) {
+		t.Errorf("tenant hash label = %q, want labelHash(%q)", m.Labels[LabelTenantHash], spec.Tenant)
+	}
+	for _, f := range []sandbox.Filter{{}, {Owner: spec.Owner}, {Session: spec.Session}, {Owner: spec.Owner, Session: spec.Session},
+		{Tenant: spec.Tenant}, {ID: spec.ID}} {
 		if !matches(m, f) {
 			t.Errorf("matches(%+v) = false", f)
 		}
@@ -155,6 +159,19 @@ func TestMetaRoundTrip(t *testing.T) {
 	forged.Annotations[AnnotationOwner] = "someone else"
 	if matches(forged, sandbox.Filter{Owner: spec.Owner}) {
 		t.Error("an owner-hash match without the owner annotation matched")
+	}
+	forged.Annotations[AnnotationTenant] = "another tenant"
+	if matches(forged, sandbox.Filter{Tenant: spec.Tenant}) || matches(m, sandbox.Filter{ID: "other"}) {
+		t.Error("a tenant-hash match without the tenant annotation, or another id, matched")
+	}
+	// What a replica recorded on the Secret wins over what the pod was
+	// made with.
+	secret := *m.DeepCopy()
+	used := now.Add(time.Minute)
+	secret.Annotations[AnnotationLastUsed] = used.Format(time.RFC3339Nano)
+	secret.Annotations[AnnotationNetwork] = `["example.com:443"]`
+	if got := withRecord(info, secret); !got.LastUsed.Equal(used) || strings.Join(got.Network, " ") != "example.com:443" || got.Owner != spec.Owner {
+		t.Errorf("withRecord = %+v: want last use %v and the recorded network", got, used)
 	}
 	if got := infoFromMeta(meta(sandbox.Spec{ID: "x"}, cfg, now)).Network; got != nil {
 		t.Errorf("no network: got %v, want nil", got)
