@@ -25,6 +25,20 @@ type box struct {
 	lastUsed atomic.Int64 // unix nanoseconds
 	inUse    atomic.Int32 // calls in flight; the idle sweeper leaves busy boxes alone
 
+	// Replicated gateways only (replicas.go): onUse records a use in the
+	// provider, throttled; recorded is the last use known to be there
+	// (unix nanoseconds) and recording is true while a write is in
+	// flight. beforeEgress brings the allowlist up to date from the
+	// record before this gateway takes the runner's egress session.
+	// netMu serialises allowlist changes and refreshes, and netWritten
+	// is when this gateway's last change was written.
+	onUse        func()
+	recorded     atomic.Int64
+	recording    atomic.Bool
+	beforeEgress func(context.Context) error
+	netMu        sync.Mutex
+	netWritten   time.Time
+
 	// replacing serialises replacements of a dead sandbox (see replace).
 	replacing sync.Mutex
 
@@ -41,6 +55,8 @@ type box struct {
 	gen    int             // how many times sb was replaced
 	client *protocol.Client
 	gone   bool // being destroyed or destroyed; no new calls
+	// egressRun is the run of serveEgress going on, nil when none is.
+	egressRun *egressRun
 }
 
 // newBox records a live sandbox.
@@ -89,6 +105,7 @@ func (b *box) connect(ctx context.Context) (*protocol.Client, error) {
 		return nil, errSandboxGone
 	}
 	if b.client != nil && b.client.Err() == nil {
+		b.startEgress(b.client) // a replica whose session another took takes it back
 		return b.client, nil
 	}
 	if b.client != nil && b.metrics != nil {
@@ -119,9 +136,7 @@ func (b *box) connect(ctx context.Context) (*protocol.Client, error) {
 		return nil, ce
 	}
 	b.client = c
-	if b.egress != nil {
-		go b.serveEgress(b.egress, c)
-	}
+	b.startEgress(c)
 	return c, nil
 }
 
@@ -147,7 +162,13 @@ func (b *box) release() {
 	b.inUse.Add(-1)
 }
 
-func (b *box) touch() { b.lastUsed.Store(time.Now().UnixNano()) }
+// touch records a use now.
+func (b *box) touch() {
+	b.lastUsed.Store(time.Now().UnixNano())
+	if b.onUse != nil {
+		b.onUse()
+	}
+}
 
 // idleSince reports how long the box has been unused; busy boxes are never idle.
 func (b *box) idleSince(now time.Time) time.Duration {

@@ -155,7 +155,7 @@ func (c *call) attach(ctx context.Context, args map[string]any) *mcp.CallToolRes
 	var err error
 	switch {
 	case id != "":
-		c.box, err = c.g.boxes.get(c.p, c.session, id)
+		c.box, err = c.g.boxes.get(ctx, c.p, c.session, id)
 	case c.session != "":
 		c.box, err = c.g.boxes.forSession(ctx, c.p, c.session)
 	default:

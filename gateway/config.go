@@ -64,6 +64,15 @@ type Config struct {
 	// Egress is what sandboxes may reach through the gateway's egress
 	// proxy; the zero value allows nothing, as a sandbox without network.
 	Egress EgressConfig
+	// Replicated says that other gateway replicas share this provider's
+	// sandboxes (several gateways of one Kubernetes instance). The
+	// gateway then keeps nothing about a sandbox that another replica
+	// needs in its own memory or files: it finds sandboxes it does not
+	// know in the provider, counts quotas there, records uses and
+	// allowlists there (the provider must be a sandbox.Recorder), removes
+	// only what is due whoever holds it, and leaves sessionless sandboxes
+	// running when it shuts down. See replicas.go.
+	Replicated bool
 }
 
 // EgressConfig configures sandboxes' network access (package egress).
@@ -147,6 +156,9 @@ func (c Config) Validate() error {
 		if n < 0 || n > MaxPoolSize {
 			return fmt.Errorf("warm pool of %s: %d sandboxes; want 0 to %d", image, n, MaxPoolSize)
 		}
+		if n > 0 && c.Replicated {
+			return fmt.Errorf("warm pool of %s: %w", image, ErrPoolReplicated)
+		}
 		if !slices.Contains(c.Images, image) {
 			return fmt.Errorf("warm pool of %s: not an image sandboxes may use (add it to --images)", image)
 		}
@@ -185,6 +197,12 @@ const DefaultPoolSize = 64
 
 // MaxPoolSize bounds one image's pool.
 const MaxPoolSize = 1000
+
+// ErrPoolReplicated refuses a warm pool to replicated gateways: who
+// claimed a pooled sandbox is written to a file under one replica's VAR
+// (claims.go), so every other replica would take a claimed one for an
+// unclaimed one and remove it.
+var ErrPoolReplicated = errors.New("a warm pool is not available to replicated gateways (Kubernetes): who claimed a pooled sandbox is recorded in one replica's own files, which the other replicas cannot read, so they would remove claimed sandboxes as unclaimed; set the pool size to 0")
 
 // ClaimDir keeps the claim records of pooled sandboxes (claims.go).
 func (c Config) ClaimDir() string { return filepath.Join(c.VarDir, "claims") }

@@ -93,6 +93,14 @@ func (c *call) recoverDead(ctx context.Context, b *box, gen int, dialErr error) 
 func (m *sandboxes) replace(ctx context.Context, b *box, gen int, p Principal, why string) (kept bool, err error) {
 	b.replacing.Lock()
 	defer b.replacing.Unlock()
+	if m.replicated() {
+		// Another replica may have removed the sandbox (then the box is
+		// forgotten and the caller told it is not found), or narrowed its
+		// allowlist, which the new runner's record must keep.
+		if err := m.refreshNetwork(ctx, b); err != nil {
+			return false, err
+		}
+	}
 	b.mu.Lock()
 	if b.gone {
 		b.mu.Unlock()

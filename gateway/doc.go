@@ -14,4 +14,16 @@
 //   - Shutdown removes every sandbox this gateway owns; a restarted gateway
 //     removes session-bound containers it finds (their sessions died with
 //     the old process) and adopts unexpired sessionless ones.
+//
+// Replicas (Config.Replicated, set by cmd/gateway for Kubernetes): several
+// gateways share one provider's sandboxes and keep what the others need
+// in the provider's records (replicas.go). A sessionless sandbox works on
+// every replica; a legacy session lives on the replica that started it,
+// so a load balancer must route by Mcp-Session-Id (another replica answers
+// 404, saying so). Shutdown then ends this replica's sessions and removes
+// their sandboxes, and leaves sessionless ones to the others; a starting
+// replica removes only what is due (expired, idle by its record), never
+// another replica's. Each replica writes its own hash-chained audit log
+// under its own VarDir, verifiable on its own; a sandbox's records are
+// spread over the logs of the replicas that served it.
 package gateway

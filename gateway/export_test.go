@@ -1,5 +1,10 @@
 package gateway
 
+import (
+	"context"
+	"time"
+)
+
 // DropConnections closes every runner connection (and with them the
 // egress sessions) and stops the background work (sweeps, the warm pool's
 // refill) without touching the sandboxes, as the death of the gateway's
@@ -11,4 +16,35 @@ func (g *Server) DropConnections() {
 		b.dropClient()
 		b.mu.Unlock()
 	}
+}
+
+// Sweep runs the idle and lifetime sweep once, as of now.
+func (g *Server) Sweep(now time.Time) {
+	g.boxes.sweep(context.Background(), now, g.sessions.end)
+}
+
+// Reconcile runs the timer's reconciliation once, as of now.
+func (g *Server) Reconcile(now time.Time) {
+	g.boxes.reconcileTracked(context.Background(), now)
+}
+
+// SetTouchEvery sets how often a replicated gateway records a box's use
+// (IdleTTL/8 by default), so tests need not wait for the throttle.
+func (g *Server) SetTouchEvery(d time.Duration) { g.boxes.touchEvery = d }
+
+// Tracks reports whether the gateway tracks sandbox id.
+func (g *Server) Tracks(id string) bool {
+	g.boxes.mu.Lock()
+	defer g.boxes.mu.Unlock()
+	return g.boxes.byID[id] != nil
+}
+
+// Admit runs a replicated gateway's quota check after the creation of
+// sandbox id, under limit, as if another replica's creation had raced it.
+func (g *Server) Admit(ctx context.Context, id string, limit int) error {
+	g.boxes.mu.Lock()
+	b := g.boxes.byID[id]
+	g.boxes.mu.Unlock()
+	g.boxes.cfg.MaxSandboxesPerTenant = limit
+	return g.boxes.admit(ctx, b, LocalPrincipal)
 }

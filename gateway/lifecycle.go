@@ -14,12 +14,20 @@ import (
 
 // sweep removes boxes that were idle too long or outlived their maximum
 // lifetime, and ends their sessions so the session ids stop working too.
+// A replicated gateway first records its boxes' uses, and spares a box
+// that another replica used (usedElsewhere).
 func (m *sandboxes) sweep(ctx context.Context, now time.Time, endSession func(id, reason string)) {
 	idle := m.cfg.Limits.IdleTTL
+	if m.replicated() {
+		m.recordUses()
+	}
 	for _, b := range m.matching(func(b *box) bool { return b.idleSince(now) > idle || now.After(b.expires) }) {
 		reason := "idle"
 		if now.After(b.expires) {
 			reason = "max lifetime"
+		}
+		if reason == "idle" && m.replicated() && b.session == "" && m.usedElsewhere(ctx, b, now) {
+			continue
 		}
 		if b.session != "" {
 			endSession(b.session, reason)
@@ -41,6 +49,10 @@ func (m *sandboxes) reconcile(ctx context.Context) error {
 	infos, err := m.provider.List(ctx, sandbox.Filter{})
 	if err != nil {
 		return err
+	}
+	if m.replicated() {
+		m.removeDue(ctx, infos, time.Now())
+		return nil
 	}
 	m.dropStaleAllows(infos)
 	m.dropStaleClaims(infos)
@@ -69,6 +81,17 @@ func (m *sandboxes) reconcile(ctx context.Context) error {
 // adopt takes over a sessionless sandbox a previous gateway made, with
 // its tenant and its allowlist (the one last set, see netstate.go).
 func (m *sandboxes) adopt(ctx context.Context, info sandbox.Info) {
+	b, running := m.adoptee(ctx, info)
+	m.mu.Lock()
+	m.byID[b.id()] = b
+	m.mu.Unlock()
+	m.adopted(b, info, running)
+}
+
+// adoptee makes the box of a sandbox described by info, which another
+// gateway made, without tracking it yet. It reports whether its runner
+// runs.
+func (m *sandboxes) adoptee(ctx context.Context, info sandbox.Info) (*box, bool) {
 	sb, err := m.provider.Get(ctx, info.ID)
 	running := err == nil
 	switch {
@@ -77,28 +100,38 @@ func (m *sandboxes) adopt(ctx context.Context, info sandbox.Info) {
 	case info.Pool != "":
 		sb = claimed{Sandbox: sb, info: info} // the claim's owner and expiry
 	}
-	b := newBox(sb, info.Owner, info.Tenant, "", info.ExpiresAt)
+	b := newBox(sb, info.Owner, info.Tenant, info.Session, info.ExpiresAt)
 	list := info.Network
-	if changed, ok, err := m.loadAllow(info.ID); err != nil {
+	if m.replicated() {
+		// The record holds the list last set (Recorder.SetNetwork).
+		b.recorded.Store(lastUse(info).UnixNano())
+	} else if changed, ok, err := m.loadAllow(info.ID); err != nil {
 		m.log.Warn("read a sandbox's changed network allowlist; it gets none", "sandbox_id", info.ID, "error", err)
 		list = nil
 	} else if ok {
 		list = changed
 	}
+	m.wire(b, audit.Principal{Issuer: "sandgate", Subject: "owner:" + info.Owner, Tenant: info.Tenant}, m.parseAllow(info.ID, list))
+	return b, running
+}
+
+// parseAllow reads a sandbox's recorded allowlist. Fail closed: a list
+// this gateway cannot read allows nothing.
+func (m *sandboxes) parseAllow(id string, list []string) policy.Rules {
 	allow, err := policy.ParseRules(list)
 	if err != nil {
-		// Fail closed: a list this gateway cannot read allows nothing.
-		m.log.Warn("adopted sandbox's network policy unreadable; it gets none", "sandbox_id", info.ID, "error", err)
-		allow = nil
+		m.log.Warn("sandbox's network policy unreadable; it gets none", "sandbox_id", id, "error", err)
+		return nil
 	}
-	m.wire(b, audit.Principal{Issuer: "sandgate", Subject: "owner:" + info.Owner, Tenant: info.Tenant}, allow)
-	m.mu.Lock()
-	m.byID[b.id()] = b
-	m.mu.Unlock()
+	return allow
+}
+
+// adopted logs the adoption of b and, if its runner runs, brings up its
+// egress session: its background processes may be using the network
+// already, and should not wait for the owner's next call.
+func (m *sandboxes) adopted(b *box, info sandbox.Info, running bool) {
 	m.log.Info("adopted sandbox", "sandbox_id", info.ID, "state", info.State)
 	if running {
-		// Its background processes may be using the network already:
-		// the egress session comes up now, not with the owner's next call.
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), protocol.HandshakeTimeout)
 			defer cancel()
@@ -112,6 +145,10 @@ func (m *sandboxes) adopt(ctx context.Context, info sandbox.Info) {
 // failed) and retries the removal of destroyed boxes until their
 // container is really gone.
 func (m *sandboxes) reconcileTracked(ctx context.Context, now time.Time) {
+	if m.replicated() {
+		m.reconcileShared(ctx, now)
+		return
+	}
 	infos, err := m.provider.List(ctx, sandbox.Filter{})
 	if err != nil {
 		m.log.Warn("reconcile sandboxes", "error", err)
@@ -156,9 +193,19 @@ func (m *sandboxes) removeOrphan(ctx context.Context, info sandbox.Info, why str
 }
 
 // closeAll destroys every box and empties the warm pool; used at shutdown.
+// A replicated gateway leaves sessionless sandboxes to the other
+// replicas, which find them by id: it only closes its connections to
+// them. (Session-bound ones die with their sessions, which live in this
+// process only.)
 func (m *sandboxes) closeAll(ctx context.Context) {
 	m.pool.close(ctx)
 	for _, b := range m.matching(func(*box) bool { return true }) {
+		if m.replicated() && b.session == "" {
+			b.mu.Lock()
+			b.dropClient()
+			b.mu.Unlock()
+			continue
+		}
 		_ = m.destroy(ctx, b, ownerOnly(b), "shutdown")
 	}
 }

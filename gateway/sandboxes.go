@@ -32,6 +32,10 @@ type sandboxes struct {
 	egress   *egress.Service // nil: no egress sessions (unit tests)
 	metrics  *metrics.Metrics
 	pool     *pool // nil: no warm pool
+	// rec is set when other replicas share the provider (Config.Replicated,
+	// replicas.go); touchEvery throttles the uses recorded there.
+	rec        sandbox.Recorder
+	touchEvery time.Duration
 
 	mu        sync.Mutex
 	byID      map[string]*box
@@ -42,8 +46,12 @@ type sandboxes struct {
 }
 
 func newSandboxes(p sandbox.Provider, cfg Config, sink audit.Sink, log *slog.Logger) *sandboxes {
-	return &sandboxes{provider: p, cfg: cfg, audit: sink, log: log,
+	m := &sandboxes{provider: p, cfg: cfg, audit: sink, log: log, touchEvery: cfg.Limits.IdleTTL / 8,
 		byID: map[string]*box{}, bySession: map[string]*box{}, creating: map[string]chan struct{}{}, reserved: map[string]int{}, pending: map[string]bool{}}
+	if cfg.Replicated {
+		m.rec, _ = p.(sandbox.Recorder) // New refuses a provider that is none
+	}
+	return m
 }
 
 // forSession returns the session's sandbox, creating it on first use.
@@ -84,15 +92,25 @@ func (m *sandboxes) forSession(ctx context.Context, p Principal, session string)
 
 // get returns the sandbox id if p owns it and, for a sandbox bound to a
 // legacy session, the call comes from that session. Anyone else gets
-// ErrNotFound and learns nothing about whether it exists.
-func (m *sandboxes) get(p Principal, session, id string) (*box, error) {
+// ErrNotFound and learns nothing about whether it exists. A replicated
+// gateway looks a sandbox it does not track up in the provider (lookup).
+func (m *sandboxes) get(ctx context.Context, p Principal, session, id string) (*box, error) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	b := m.byID[id]
-	if b == nil || b.owner != p.Digest() || b.session != "" && b.session != session {
+	m.mu.Unlock()
+	if b == nil && m.replicated() {
+		return m.lookup(ctx, p, session, id)
+	}
+	if b == nil || !allows(b.owner, b.session, p, session) {
 		return nil, fmt.Errorf("sandbox %q: %w", id, sandbox.ErrNotFound)
 	}
 	return b, nil
+}
+
+// allows reports whether a sandbox of owner, bound to session ("" for
+// none), may be used by p calling from callerSession.
+func allows(owner, session string, p Principal, callerSession string) bool {
+	return owner == p.Digest() && (session == "" || session == callerSession)
 }
 
 // defaultAllow is the egress allowlist of a sandbox whose creator asked
@@ -101,11 +119,16 @@ func (m *sandboxes) defaultAllow(tenant string) policy.Rules {
 	return m.cfg.Egress.Policy.For(tenant).Default
 }
 
-// wire gives b its egress state and metrics.
+// wire gives b its egress state and metrics and, in a replicated
+// gateway, the hooks that share its uses and allowlist with the others.
 func (m *sandboxes) wire(b *box, who audit.Principal, allow policy.Rules) {
 	b.gate = egress.NewGate(b.id(), b.tenant, who, allow, m.cfg.Egress.Limits)
 	b.egress = m.egress
 	b.metrics = m.metrics
+	if m.replicated() {
+		b.onUse = func() { m.recordUse(b) }
+		b.beforeEgress = func(ctx context.Context) error { return m.refreshNetwork(ctx, b) }
+	}
 }
 
 // counted records a sandbox start from source in the metrics.
@@ -120,7 +143,7 @@ func (m *sandboxes) counted(source string, began time.Time, err error) {
 
 // create starts a sandbox for p, allowed to reach allow, and records it.
 func (m *sandboxes) create(ctx context.Context, p Principal, session, image string, allow policy.Rules) (*box, error) {
-	release, err := m.reserve(p.Tenant)
+	release, err := m.reserve(ctx, p.Tenant)
 	if err != nil {
 		return nil, err
 	}
@@ -148,6 +171,7 @@ func (m *sandboxes) create(ctx context.Context, p Principal, session, image stri
 	}
 	ev.SandboxID, ev.ContainerID = sb.ID(), sb.Info().ContainerID
 	b := newBox(sb, p.Digest(), p.Tenant, session, spec.ExpiresAt)
+	b.recorded.Store(b.lastUsed.Load()) // the record's creation time stands for its first use
 	m.wire(b, p.audit(), allow)
 	if err := m.audit.Append(ctx, ev); err != nil {
 		// Nothing may run unaudited: without its create record the
@@ -159,23 +183,45 @@ func (m *sandboxes) create(ctx context.Context, p Principal, session, image stri
 	m.byID[b.id()] = b
 	m.mu.Unlock()
 	m.log.Info("sandbox created", "sandbox_id", b.id(), "session_id", session, "image", image, "duration_ms", ev.DurationMs)
+	if m.replicated() {
+		if err := m.admit(ctx, b, p); err != nil {
+			return nil, err
+		}
+	}
 	return b, nil
 }
 
 // reserve takes one of tenant's quota slots for a creation in flight, so
 // concurrent creations cannot overshoot the quota. The returned func gives
-// the reservation back once the sandbox is recorded (or failed).
-func (m *sandboxes) reserve(tenant string) (func(), error) {
+// the reservation back once the sandbox is recorded (or failed). A
+// replicated gateway counts the tenant's sandboxes in the provider, where
+// every replica's are, and checks again after the creation (admit).
+func (m *sandboxes) reserve(ctx context.Context, tenant string) (func(), error) {
+	var shared []sandbox.Info
+	if m.replicated() {
+		var err error
+		if shared, err = m.held(ctx, tenant); err != nil {
+			return nil, err
+		}
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n := m.reserved[tenant]
-	for _, b := range m.byID {
-		if b.tenant == tenant {
-			n++
+	if m.replicated() {
+		for _, info := range shared {
+			if !m.pending[info.ID] { // counted in reserved already
+				n++
+			}
+		}
+	} else {
+		for _, b := range m.byID {
+			if b.tenant == tenant {
+				n++
+			}
 		}
 	}
 	if n >= m.cfg.MaxSandboxesPerTenant {
-		return nil, fmt.Errorf("%w: your tenant holds %d live sandboxes (limit %d); destroy one with sandbox_destroy first", errQuota, n, m.cfg.MaxSandboxesPerTenant)
+		return nil, quotaError(n, m.cfg.MaxSandboxesPerTenant)
 	}
 	m.reserved[tenant]++
 	return func() {
@@ -183,6 +229,11 @@ func (m *sandboxes) reserve(tenant string) (func(), error) {
 		m.reserved[tenant]--
 		m.mu.Unlock()
 	}, nil
+}
+
+// quotaError is the error of a tenant that holds n sandboxes of limit.
+func quotaError(n, limit int) error {
+	return fmt.Errorf("%w: your tenant holds %d live sandboxes (limit %d); destroy one with sandbox_destroy first", errQuota, n, limit)
 }
 
 // perTenant counts the tracked sandboxes of each tenant (adopted ones

@@ -54,6 +54,9 @@ func New(ctx context.Context, cfg Config, p sandbox.Provider, store AuditStore, 
 	if err := checkMemory(cfg.Limits, !workspaceDurable(p)); err != nil {
 		return nil, err
 	}
+	if _, ok := p.(sandbox.Recorder); cfg.Replicated && !ok {
+		return nil, fmt.Errorf("replicated gateways need a provider whose sandbox records they share and can update (sandbox.Recorder); %T is none", p)
+	}
 	m := metrics.New()
 	g := &Server{cfg: cfg, log: log, audit: timedAudit{store, m}, limits: newCallLimits(cfg.ToolCallsPerMinute), metrics: m}
 	if s, ok := store.(interface {
@@ -182,8 +185,10 @@ func (g *Server) sweepLoop(ctx context.Context) {
 	}
 }
 
-// Close ends every session and removes every sandbox. It does not close
-// the audit store, which belongs to the caller.
+// Close ends every session and removes every sandbox; a replicated
+// gateway removes only its sessions' sandboxes and leaves the sessionless
+// ones to the other replicas. It does not close the audit store, which
+// belongs to the caller.
 func (g *Server) Close(ctx context.Context) {
 	g.ready.Store(false)
 	g.stop()

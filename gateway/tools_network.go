@@ -67,22 +67,30 @@ func runSandboxNetwork(ctx context.Context, c *call) (*mcp.CallToolResult, error
 		return nil, err
 	}
 	b := c.box
-	verb := "allows"
-	if a.Allow != nil {
+	verb, warning := "allows", ""
+	switch {
+	case a.Allow != nil:
 		rules, err := c.g.checkAllow(b.tenant, *a.Allow)
 		if err != nil {
 			return nil, err
 		}
-		save := func(r policy.Rules) error { return c.g.boxes.saveAllow(b.id(), r) }
-		if err := b.gate.Update(rules, save); err != nil {
+		if warning, err = c.g.boxes.setAllow(ctx, b, rules); err != nil {
 			return nil, err
 		}
 		verb = "now allows"
+	case c.g.boxes.replicated():
+		// Another replica may have changed it since this one last looked.
+		if err := c.g.boxes.refreshNetwork(ctx, b); err != nil {
+			return nil, err
+		}
 	}
 	info := c.g.networkInfo(b)
 	text := fmt.Sprintf("sandbox %s %s no network access", b.id(), verb)
 	if len(info.Allow) > 0 {
 		text = fmt.Sprintf("sandbox %s %s: %s (through the proxy at %s)", b.id(), verb, strings.Join(info.Allow, ", "), info.Proxy)
+	}
+	if warning != "" {
+		text += "; " + warning
 	}
 	return structured(info, text, false), nil
 }

@@ -95,9 +95,9 @@ func runSandboxCreate(ctx context.Context, c *call) (*mcp.CallToolResult, error)
 
 // existing finds the sandbox a sandbox_info/destroy call names without
 // creating one: by id, or the session's sandbox if it has one.
-func (c *call) existing(id string) (*box, error) {
+func (c *call) existing(ctx context.Context, id string) (*box, error) {
 	if id != "" {
-		return c.g.boxes.get(c.p, c.session, id)
+		return c.g.boxes.get(ctx, c.p, c.session, id)
 	}
 	if c.session == "" {
 		return nil, errNoSandbox
@@ -108,7 +108,7 @@ func (c *call) existing(id string) (*box, error) {
 	if b == nil {
 		return nil, fmt.Errorf("this session has no sandbox yet; any sandbox tool creates it on first use")
 	}
-	return c.g.boxes.get(c.p, c.session, b.id())
+	return c.g.boxes.get(ctx, c.p, c.session, b.id())
 }
 
 func runSandboxInfo(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
@@ -116,11 +116,17 @@ func runSandboxInfo(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := c.existing(a.SandboxID)
+	b, err := c.existing(ctx, a.SandboxID)
 	if err != nil {
 		return nil, err
 	}
 	c.end.SandboxID = b.id()
+	if c.g.boxes.replicated() {
+		// Another replica may have changed its allowlist since.
+		if err := c.g.boxes.refreshNetwork(ctx, b); isNotFound(err) {
+			return nil, err
+		}
+	}
 	var ri *protocol.Info
 	if cl, err := b.acquire(ctx); err == nil {
 		var info protocol.Info
@@ -156,7 +162,7 @@ func runSandboxDestroy(ctx context.Context, c *call) (*mcp.CallToolResult, error
 	if err != nil {
 		return nil, err
 	}
-	b, err := c.existing(a.SandboxID)
+	b, err := c.existing(ctx, a.SandboxID)
 	if err != nil {
 		return nil, err
 	}
