@@ -152,6 +152,8 @@ func (g *Server) sessionStage(ctx context.Context, w http.ResponseWriter, r *htt
 		msg := "Session not found; start a new session with initialize"
 		if term, _ := g.sessions.Validate(id); term {
 			msg = "Session terminated; start a new session with initialize"
+		} else if g.cfg.Replicated {
+			msg = errOtherReplica
 		}
 		http.Error(w, msg, http.StatusNotFound)
 		return ctx, false
@@ -172,6 +174,14 @@ func (g *Server) sessionStage(ctx context.Context, w http.ResponseWriter, r *htt
 	}
 	return ctx, true
 }
+
+// errOtherReplica answers a legacy session id a replicated gateway does
+// not know. Legacy sessions live in the memory of the replica that
+// started them; this replica cannot tell another replica's session from
+// an unknown one (or another principal's, which must look the same), so
+// it says both. The status stays 404, on which clients start a new
+// session, as the MCP spec says.
+const errOtherReplica = "Session not found on this gateway replica: it may belong to another replica (legacy MCP sessions live on the replica that started them; route requests by the Mcp-Session-Id header, i.e. sticky sessions), or it ended. Start a new session with initialize, or use protocol 2026-07-28 with sandbox_create, which works on any replica"
 
 type cancelKey struct{}
 

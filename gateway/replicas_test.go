@@ -1,6 +1,9 @@
 package gateway_test
 
 import (
+	"errors"
+	"io"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -8,6 +11,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/sandgate/sandgate/gateway"
 	"github.com/sandgate/sandgate/gateway/audit"
@@ -270,6 +275,52 @@ func TestReplicasClose(t *testing.T) {
 	if r.Stdout != "still here\n" {
 		t.Fatalf("run_shell on B after A shut down: %+v", r)
 	}
+}
+
+// TestReplicasWrongReplica: a legacy session lives on the replica that
+// started it. On another, its requests get a 404 that says why and what
+// to do, and mcp-go's client takes the 404 as a session to start again.
+func TestReplicasWrongReplica(t *testing.T) {
+	t.Parallel()
+	a, b, _ := replicaPair(t, nil)
+	legacy := legacyClient(t, a.URL)
+	session := legacy.GetSessionId()
+	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"run_shell","arguments":{"command":"true"}}}`
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, b.URL, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	req.Header.Set("Mcp-Session-Id", session)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	want := "Session not found on this gateway replica: it may belong to another replica (legacy MCP sessions live on the replica that started them; route requests by the Mcp-Session-Id header, i.e. sticky sessions), or it ended. Start a new session with initialize, or use protocol 2026-07-28 with sandbox_create, which works on any replica\n"
+	if resp.StatusCode != http.StatusNotFound || string(got) != want {
+		t.Fatalf("the session's request on B: %d %q; want 404 %q", resp.StatusCode, got, want)
+	}
+
+	// The same through mcp-go's client, pointed at the wrong replica
+	// with the session id (as a load balancer without stickiness would).
+	tr, err := transport.NewStreamableHTTP(b.URL, transport.WithSession(session))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	_, err = tr.SendRequest(t.Context(), transport.JSONRPCRequest{JSONRPC: "2.0", ID: mcp.NewRequestId(8), Method: "tools/call",
+		Params: map[string]any{"name": "run_shell", "arguments": map[string]any{"command": "true"}}})
+	if !errors.Is(err, transport.ErrSessionTerminated) {
+		t.Errorf("mcp-go's transport on the wrong replica: err = %v; want ErrSessionTerminated", err)
+	}
+	mustOK(t, "run_shell on the session's replica", call(t, legacy, "run_shell", map[string]any{"command": "true"}))
 }
 
 // TestReplicasNetwork: an allowlist narrowed on one replica applies on
