@@ -70,7 +70,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&g.VarDir, "var", "var", "directory for the audit log, sandbox sockets and workspaces")
 	fs.StringVar(&g.Image, "image", "sandgate/base:latest", "default sandbox image")
 	fs.StringVar(&images, "images", "", "comma-separated extra images sandbox_create may ask for")
-	fs.IntVar(&poolSize, "pool-size", gateway.DefaultPoolSize, "started sandboxes of the default image kept ready for new sessions (the warm pool); 0: none; with --provider kubernetes 0 unless given")
+	fs.IntVar(&poolSize, "pool-size", gateway.DefaultPoolSize, "started sandboxes of the default image kept ready for new sessions (the warm pool); 0: none; not available with --provider kubernetes")
 	fs.StringVar(&pools, "pool", "", "warm pools of other images, as IMAGE=N,... (each image also in --images)")
 	fs.StringVar(&c.RunnerPath, "runner", defaultRunner(), "path of the static runner binary to inject into sandboxes")
 	fs.StringVar(&c.Runtime, "runtime", "", "OCI runtime for sandboxes (e.g. runsc for gVisor, kata-runtime); default: the engine's")
@@ -81,7 +81,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.Kube.RunnerImage, "k8s-runner-image", kubernetes.DefaultRunnerImage, "image the runner is copied from into each sandbox pod (make images builds it)")
 	fs.StringVar(&c.Kube.KeyFile, "k8s-key-file", "", "key the per-sandbox runner secrets are derived from; replicas share it (default VAR/runner.key, made on first start)")
 	fs.StringVar(&c.Kube.PullPolicy, "k8s-pull-policy", "", "imagePullPolicy of the sandbox and runner images: Always, IfNotPresent (default) or Never")
-	fs.StringVar(&c.Instance, "instance", "default", "name scoping this gateway's containers; one live gateway per instance and engine")
+	fs.StringVar(&c.Instance, "instance", "default", "name scoping this gateway's sandboxes: with docker one live gateway per instance and engine; with kubernetes the replicas of one deployment share it")
 	fs.Float64Var(&g.Limits.CPUs, "cpus", d.CPUs, "CPU cores per sandbox")
 	fs.Var(&memory, "memory", "memory per sandbox (also the memory+swap limit), e.g. 512MiB")
 	fs.Int64Var(&g.Limits.Pids, "pids", d.Pids, "max processes/threads per sandbox")
@@ -147,11 +147,13 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 		return c, fmt.Errorf("log-level %q: want debug, info, warn or error", level)
 	}
 	g.Images, g.Categories, g.EnabledTools, g.DisabledTools, g.AllowedOrigins = list(images), list(categories), list(enable), list(disable), list(origins)
-	if c.Provider == providerKubernetes && !isSet(fs, "pool-size") {
-		// A pooled pod's activeDeadlineSeconds runs from when the pool
-		// made it and cannot be extended by a claim, and a pool of pods
-		// holds node resources the scheduler counts: on Kubernetes the
-		// pool is the operator's explicit choice.
+	if c.Provider == providerKubernetes {
+		// Gateways of one Kubernetes instance are replicas: they share
+		// the cluster's sandboxes and nothing else.
+		g.Replicated = true
+		if isSet(fs, "pool-size") && poolSize > 0 || pools != "" {
+			return c, fmt.Errorf("--pool-size/--pool with --provider kubernetes: %w", gateway.ErrPoolReplicated)
+		}
 		poolSize = 0
 	}
 	if g.Pool, err = poolSizes(g.Image, poolSize, pools); err != nil {

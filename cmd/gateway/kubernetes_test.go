@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/sandgate/sandgate/gateway"
 	"github.com/sandgate/sandgate/sandbox/sandboxtest"
 )
 
@@ -22,11 +24,20 @@ func TestKubernetesFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Provider != providerKubernetes || c.Kube.Namespace != "sb" || c.Kube.RuntimeClass != "gvisor" || len(c.Gateway.Pool) != 0 {
-		t.Fatalf("config: provider %q, kube %+v, pool %v (want no pool unless asked for)", c.Provider, c.Kube, c.Gateway.Pool)
+	if c.Provider != providerKubernetes || c.Kube.Namespace != "sb" || c.Kube.RuntimeClass != "gvisor" || len(c.Gateway.Pool) != 0 || !c.Gateway.Replicated {
+		t.Fatalf("config: provider %q, kube %+v, pool %v, replicated %v (want no pool, replicated)", c.Provider, c.Kube, c.Gateway.Pool, c.Gateway.Replicated)
 	}
-	if c, err = parseConfig([]string{"--provider", "kubernetes", "--pool-size", "3"}, &bytes.Buffer{}); err != nil || c.Gateway.Pool[c.Gateway.Image] != 3 {
-		t.Fatalf("an explicit --pool-size on Kubernetes: %v, %v", c.Gateway.Pool, err)
+	if d, err := parseConfig(nil, &bytes.Buffer{}); err != nil || d.Gateway.Replicated {
+		t.Fatalf("docker: replicated %v, %v; want a gateway of its own", d.Gateway.Replicated, err)
+	}
+	for _, pool := range [][]string{{"--pool-size", "3"}, {"--pool", "sandgate/base:latest=2"}} {
+		_, err := parseConfig(append([]string{"--provider", "kubernetes"}, pool...), &bytes.Buffer{})
+		if !errors.Is(err, gateway.ErrPoolReplicated) || !strings.Contains(err.Error(), "other replicas cannot read") {
+			t.Errorf("%v on Kubernetes: %v; want the error saying why there is no pool", pool, err)
+		}
+	}
+	if _, err := parseConfig([]string{"--provider", "kubernetes", "--pool-size", "0"}, &bytes.Buffer{}); err != nil {
+		t.Errorf("--pool-size 0 on Kubernetes: %v", err)
 	}
 	for _, bad := range [][]string{{"--k8s-pull-policy", "Sometimes"}} {
 		if _, err := parseConfig(bad, &bytes.Buffer{}); err == nil {
