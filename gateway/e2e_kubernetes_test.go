@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -86,15 +88,31 @@ func TestKubernetesHostile(t *testing.T) {
 // namespace of the test cluster, under runtime.
 func startKubeGateway(t testing.TB, rc *rest.Config, runtime string, mutate func(*gateway.Config)) *testGateway {
 	t.Helper()
-	ns := sandboxtest.KubeNamespace(t, rc, "sggw-"+runtime)
+	return kubeInstanceOf(t, rc, runtime).start(t, mutate)
+}
+
+// kubeInstance is a Kubernetes instance of the test cluster: a fresh
+// namespace, an instance name and a key, which every gateway started on
+// it shares, as the replicas of one deployment do.
+type kubeInstance kubernetes.Config
+
+func kubeInstanceOf(t testing.TB, rc *rest.Config, runtime string) kubeInstance {
+	t.Helper()
 	key := make([]byte, kubernetes.MinKeyBytes)
 	_, _ = rand.Read(key)
-	p, err := kubernetes.New(t.Context(), kubernetes.Config{RESTConfig: rc, Namespace: ns, RuntimeClass: runtime,
-		Instance: "t" + randHex(6), Key: key, ImagePullPolicy: corev1.PullNever})
+	return kubeInstance{RESTConfig: rc, Namespace: sandboxtest.KubeNamespace(t, rc, "sggw-"+runtime), RuntimeClass: runtime,
+		Instance: "t" + randHex(6), Key: key, ImagePullPolicy: corev1.PullNever}
+}
+
+// start starts a gateway of the instance with a provider and a var dir
+// of its own.
+func (k kubeInstance) start(t testing.TB, mutate func(*gateway.Config)) *testGateway {
+	t.Helper()
+	p, err := kubernetes.New(t.Context(), kubernetes.Config(k))
 	if err != nil {
 		t.Fatal(err)
 	}
-	tg := &testGateway{Instance: ns, VarDir: t.TempDir(), Custom: p}
+	tg := &testGateway{Instance: k.Namespace, VarDir: t.TempDir(), Custom: p}
 	tg.start(t, "", mutate)
 	t.Cleanup(func() { tg.Close() })
 	return tg
@@ -139,4 +157,57 @@ func TestKubernetesPodDeletedFromOutside(t *testing.T) {
 	if !replaced {
 		t.Fatal("no sandbox.replace audit record saying the workspace was not kept")
 	}
+}
+
+// TestKubernetesReplicas runs two gateways on one instance (one
+// namespace, instance name and key), as two replicas of a deployment: a
+// sandbox created through one is used and destroyed through the other,
+// a tenant's quota holds across both, and a replica that restarts
+// leaves the other's sandboxes running.
+func TestKubernetesReplicas(t *testing.T) {
+	rc := sandboxtest.RequireKubernetes(t)
+	inst := kubeInstanceOf(t, rc, "runc")
+	replicated := func(c *gateway.Config) { c.Replicated, c.MaxSandboxesPerTenant = true, 2 }
+	a, b := inst.start(t, replicated), inst.start(t, replicated)
+	ca, cb := modernClient(t, a.URL), modernClient(t, b.URL)
+
+	t.Run("create on one, use and destroy on the other", func(t *testing.T) {
+		id := createOn(t, ca, nil)
+		mustOK(t, "write_file on A", call(t, ca, "write_file", map[string]any{"sandbox_id": id, "path": "from-a.txt", "content": "written on A"}))
+		if r, _ := shell(t, cb, "cat from-a.txt", map[string]any{"sandbox_id": id}); r.ExitCode != 0 || r.Stdout != "written on A" {
+			t.Fatalf("run_shell on B: %+v", r)
+		}
+		mustOK(t, "sandbox_destroy on B", call(t, cb, "sandbox_destroy", map[string]any{"sandbox_id": id}))
+		res, err := callErr(t.Context(), ca, "run_shell", map[string]any{"sandbox_id": id, "command": "true"})
+		if err != nil || !res.IsError || !strings.Contains(text(res), "sandbox not found") {
+			t.Fatalf("run_shell on A after B destroyed the sandbox: %v %q; want not found", err, text(res))
+		}
+	})
+
+	var onB string
+	t.Run("quota across replicas", func(t *testing.T) {
+		first := createOn(t, ca, nil)
+		onB = createOn(t, cb, nil)
+		res := call(t, ca, "sandbox_create", nil)
+		if !res.IsError || !strings.Contains(text(res), "limit 2") {
+			t.Fatalf("a third sandbox on A: %q; want the quota error", text(res))
+		}
+		mustOK(t, "sandbox_destroy on B", call(t, cb, "sandbox_destroy", map[string]any{"sandbox_id": first}))
+	})
+
+	t.Run("a restarted replica leaves the other's sandboxes", func(t *testing.T) {
+		a.Close()
+		logs := []string{a.AuditPath, b.AuditPath}
+		a = inst.start(t, replicated)
+		for name, c := range map[string]*client.Client{"B": cb, "the restarted A": modernClient(t, a.URL)} {
+			if r, _ := shell(t, c, "echo alive", map[string]any{"sandbox_id": onB}); r.Stdout != "alive\n" {
+				t.Fatalf("B's sandbox through %s after A restarted: %+v", name, r)
+			}
+		}
+		for _, path := range append(logs, a.AuditPath) {
+			if rep, err := audit.VerifyFile(path); err != nil || rep.FirstBroken != 0 {
+				t.Errorf("audit log %s: %+v, %v", path, rep, err)
+			}
+		}
+	})
 }

@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -351,5 +352,28 @@ func TestReplicasNetwork(t *testing.T) {
 	}](t, mustOK(t, "sandbox_network on B", call(t, cb, "sandbox_network", map[string]any{"sandbox_id": id})))
 	if !slices.Equal(info.Allow, []string{"sub.allowed.test:80"}) {
 		t.Errorf("B shows the allowlist %v; want the one A set", info.Allow)
+	}
+}
+
+// TestReplicatedNeeds: a replicated gateway needs a provider that
+// records (sandbox.Recorder), and has no warm pool.
+func TestReplicatedNeeds(t *testing.T) {
+	t.Parallel()
+	cfg := gateway.Config{Addr: "127.0.0.1:0", VarDir: t.TempDir(), Replicated: true}
+	store, err := audit.OpenFile(cfg.WithDefaults().AuditPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	plain := struct{ sandbox.Provider }{sandboxtest.NewLocal(t)} // a Provider, no Recorder
+	if g, err := gateway.New(t.Context(), cfg, plain, store, slog.New(slog.DiscardHandler)); err == nil || !strings.Contains(err.Error(), "sandbox.Recorder") {
+		if g != nil {
+			g.Close(t.Context())
+		}
+		t.Errorf("New(Replicated) with a provider that records nothing: %v; want an error naming sandbox.Recorder", err)
+	}
+	cfg.Pool = map[string]int{"sandgate/base:latest": 2}
+	if err := cfg.WithDefaults().Validate(); !errors.Is(err, gateway.ErrPoolReplicated) {
+		t.Errorf("Validate(Replicated, pool 2) = %v; want ErrPoolReplicated", err)
 	}
 }
