@@ -45,9 +45,15 @@ import (
 //     box whose record is gone was removed by another replica: it is
 //     forgotten.
 //   - Allowlist changes are written to the record (Recorder.SetNetwork),
-//     not to VAR/network. A replica brings a tracked box's allowlist up
-//     to date from the record on every reconciliation and before it
-//     takes the runner's egress session (box_egress.go).
+//     not to VAR/network. The runner keeps one egress session, the
+//     newest, and a replica reads the allowlist from the record after the
+//     runner switched to its session and before it serves it
+//     (box_egress.go); a replica that narrowed a list takes the session
+//     over before it answers (setAllow). So once sandbox_network has
+//     returned, no replica decides a new connection with the old list.
+//     Should the takeover fail (the answer says so), the others apply the
+//     new list at their next reconciliation, within ReconcileInterval,
+//     which brings every tracked box's allowlist up to date.
 //   - Shutdown leaves sessionless sandboxes to the other replicas.
 //   - The warm pool is refused (ErrPoolReplicated), and each replica
 //     writes its own audit log under its own VAR.
