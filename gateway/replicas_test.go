@@ -377,3 +377,38 @@ func TestReplicatedNeeds(t *testing.T) {
 		t.Errorf("Validate(Replicated, pool 2) = %v; want ErrPoolReplicated", err)
 	}
 }
+
+// TestReplicasDoNotFightOverEgress: the runner keeps one egress session,
+// the newest. A replica whose session another took does not dial again
+// until it is used itself; if it did, the two would take it from each
+// other every second, each time cutting the sandbox's open connections.
+func TestReplicasDoNotFightOverEgress(t *testing.T) {
+	t.Parallel()
+	world := newEgressWorld(t)
+	a, b, _ := replicaPair(t, func(c *gateway.Config) { world.configure(t, c, egressCeiling...) })
+	ca, cb := modernClient(t, a.URL), modernClient(t, b.URL)
+	id := createOn(t, ca, map[string]any{"network": map[string]any{"allow": []string{"allowed.test:80"}}})
+	shell(t, ca, "true", map[string]any{"sandbox_id": id})
+	shell(t, cb, "true", map[string]any{"sandbox_id": id}) // B's session replaces A's
+	// A tunnel held open through B's session, used only after a while.
+	script := tunnelScript + `import time
+s, line, _ = tunnel()
+time.sleep(4)
+s.sendall(b"GET /hello HTTP/1.1\r\nHost: allowed.test\r\nConnection: close\r\n\r\n")
+s.settimeout(10)
+data = b""
+while True:
+    try:
+        c = s.recv(4096)
+    except OSError as e:
+        print("tunnel broken:", e); break
+    if not c:
+        break
+    data += c
+print(line, data.decode(errors="replace"))
+`
+	r, _ := shell(t, cb, "python3 -c "+shellQuote(script), map[string]any{"sandbox_id": id})
+	if !strings.Contains(r.Stdout, "HTTP/1.1 200") || !strings.Contains(r.Stdout, "hello from allowed.test") {
+		t.Fatalf("a tunnel held for 4 s while both replicas hold runner connections: %q %q; want it intact", r.Stdout, r.Stderr)
+	}
+}
