@@ -54,6 +54,47 @@ func TestKubernetesFlags(t *testing.T) {
 	}
 }
 
+// TestKubernetesNamespaces: the sandbox and gateway namespaces come from
+// the flags, else, in a cluster, from the gateway pod's own namespace,
+// which is read only when needed.
+func TestKubernetesNamespaces(t *testing.T) {
+	c, err := parseConfig([]string{"--provider", "kubernetes", "--k8s-gateway-namespace", "gw"}, &bytes.Buffer{})
+	if err != nil || c.Kube.GatewayNamespace != "gw" {
+		t.Fatalf("--k8s-gateway-namespace gw: %+v, %v", c.Kube, err)
+	}
+	pod := func() (string, error) { return "own", nil }
+	unreadable := func() (string, error) { return "", errors.New("no service account mount") }
+	tests := []struct {
+		name               string
+		sandboxes, gateway string // flags
+		own                func() (string, error)
+		want               [2]string // sandbox namespace, gateway namespace
+		wantErr            string
+	}{
+		{name: "in a cluster, no flags", own: pod, want: [2]string{"own", "own"}},
+		{name: "in a cluster, sandboxes apart", sandboxes: "sb", own: pod, want: [2]string{"sb", "own"}},
+		{name: "in a cluster, both named", sandboxes: "sb", gateway: "gw", own: unreadable, want: [2]string{"sb", "gw"}},
+		{name: "in a cluster, pod namespace unreadable", sandboxes: "sb", own: unreadable, wantErr: "no service account mount"},
+		{name: "outside, sandboxes named", sandboxes: "sb", want: [2]string{"sb", ""}},
+		{name: "outside, both named", sandboxes: "sb", gateway: "gw", want: [2]string{"sb", "gw"}},
+		{name: "outside, no sandbox namespace", gateway: "gw", wantErr: "--k8s-namespace is required"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sb, gw, err := namespaces(kubeConfig{Namespace: tt.sandboxes, GatewayNamespace: tt.gateway}, tt.own)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("got %q, %q, %v; want an error saying %q", sb, gw, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || [2]string{sb, gw} != tt.want {
+				t.Fatalf("got %q, %q, %v; want %q", sb, gw, err, tt.want)
+			}
+		})
+	}
+}
+
 // TestKubernetesGatewayBinary runs the real gateway binary with
 // --provider kubernetes against the test cluster: a session's tool calls
 // run in a gVisor pod, the runner key is made 0600 on first start, and

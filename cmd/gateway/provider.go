@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -40,6 +41,10 @@ type kubeConfig struct {
 	// VAR/runner.key, made on first start.
 	KeyFile    string
 	PullPolicy string
+	// GatewayNamespace is where the gateway pods run, which the sandboxes'
+	// NetworkPolicy admits; empty: the gateway pod's own namespace in a
+	// cluster, else Namespace.
+	GatewayNamespace string
 }
 
 // closer is what serve defers after making a provider.
@@ -72,15 +77,13 @@ func newKubernetes(ctx context.Context, cfg config, gcfg gateway.Config, log *sl
 	if err != nil {
 		return nil, err
 	}
-	ns := k.Namespace
-	if ns == "" && inCluster {
-		ns, err = podNamespace()
-		if err != nil {
-			return nil, err
-		}
+	own := podNamespace
+	if !inCluster {
+		own = nil
 	}
-	if ns == "" {
-		return nil, errors.New("--k8s-namespace is required outside a cluster: name the namespace that holds the sandbox pods")
+	ns, gatewayNS, err := namespaces(k, own)
+	if err != nil {
+		return nil, err
 	}
 	keyFile := k.KeyFile
 	if keyFile == "" {
@@ -91,7 +94,30 @@ func newKubernetes(ctx context.Context, cfg config, gcfg gateway.Config, log *sl
 		return nil, err
 	}
 	return kubernetes.New(ctx, kubernetes.Config{RESTConfig: rc, Namespace: ns, Image: gcfg.Image, RunnerImage: k.RunnerImage,
-		RuntimeClass: k.RuntimeClass, Instance: cfg.Instance, Key: key, ImagePullPolicy: pullPolicy(k.PullPolicy), Logger: log})
+		RuntimeClass: k.RuntimeClass, Instance: cfg.Instance, Key: key, ImagePullPolicy: pullPolicy(k.PullPolicy), Logger: log,
+		GatewayNamespace: gatewayNS})
+}
+
+// namespaces decides the namespace of the sandbox pods and that of the
+// gateway pods, which the sandboxes' NetworkPolicy admits. own finds the
+// gateway pod's namespace; nil outside a cluster. A flag wins; in a
+// cluster an empty one is the pod's own namespace. Outside a cluster the
+// sandbox namespace must be named, and an unnamed gateway namespace stays
+// empty (the sandbox namespace): a gateway on a node reaches the pods
+// whatever the policy's selector says.
+func namespaces(k kubeConfig, own func() (string, error)) (sandboxes, gateways string, err error) {
+	sandboxes, gateways = k.Namespace, k.GatewayNamespace
+	if own != nil && (sandboxes == "" || gateways == "") {
+		ns, err := own()
+		if err != nil {
+			return "", "", err
+		}
+		sandboxes, gateways = cmp.Or(sandboxes, ns), cmp.Or(gateways, ns)
+	}
+	if sandboxes == "" {
+		return "", "", errors.New("--k8s-namespace is required outside a cluster: name the namespace that holds the sandbox pods")
+	}
+	return sandboxes, gateways, nil
 }
 
 // restConfig finds the API server: the kubeconfig named, else the pod's
@@ -118,7 +144,7 @@ func restConfig(kubeconfig string) (*rest.Config, bool, error) {
 func podNamespace() (string, error) {
 	b, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 	if err != nil {
-		return "", fmt.Errorf("find the gateway pod's namespace (or pass --k8s-namespace): %w", err)
+		return "", fmt.Errorf("find the gateway pod's namespace (or pass --k8s-namespace and --k8s-gateway-namespace): %w", err)
 	}
 	return strings.TrimSpace(string(b)), nil
 }
