@@ -17,15 +17,16 @@ help: ## list the targets
 setup: ## install what a fresh Debian host lacks (Docker engine, debootstrap) and start dockerd
 	@deploy/setup-host.sh
 
-build: runner ## build bin/gateway and the static bin/runner
-	$(GO) build -trimpath -o $(BIN)/gateway ./cmd/gateway
+build: runner ## build the static bin/gateway and bin/runner
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/gateway ./cmd/gateway
 
 runner: ## build the static bin/runner
 	@mkdir -p $(BIN)
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/runner ./cmd/runner
 
-images: setup runner ## build sandgate/runner from bin/runner, and the sandbox images (offline with debootstrap when no registry is reachable)
+images: setup build ## build sandgate/runner and sandgate/gateway from bin/, and the sandbox images (offline with debootstrap when no registry is reachable)
 	@images/runner/build.sh $(BIN)/runner
+	@images/gateway/build.sh $(BIN)/gateway
 	@images/build.sh base browser
 
 run: setup build images ## start the gateway on 127.0.0.1:8080 (local Docker, audit log under ./var/)
@@ -94,16 +95,16 @@ k8s-down: ## tear down everything k8s-up started
 
 # The local cluster needs root. Without it the tier is skipped with the
 # reason, except under CI, which must never pass by skipping.
-test-k8s: ## run the Kubernetes tier: start the local cluster (root), load the images, test the provider and the gateway under runc and gVisor
+test-k8s: ## run the Kubernetes tier: start the local cluster (root), load the images, test the provider and the gateway under runc and gVisor, and deploy/kubernetes
 	@if [ "$$(id -u)" != 0 ]; then \
 	  echo "test-k8s: skipped: the local Kubernetes cluster (make k8s-up) runs its own containerd and kubelet and needs root"; \
 	  if [ -n "$$CI" ]; then echo "test-k8s: CI is set, so this fails instead of skipping"; exit 1; fi; \
 	else \
 	  set -ex; \
 	  $(MAKE) --no-print-directory images k8s-up; \
-	  deploy/kubernetes/local/load-image.sh $(IMAGE) sandgate/runner:latest; \
+	  deploy/kubernetes/local/load-image.sh $(IMAGE) sandgate/runner:latest sandgate/gateway:latest; \
 	  SANDGATE_K8S=1 $(GO) test -count=1 -timeout 30m ./sandbox/kubernetes/; \
-	  SANDGATE_K8S=1 $(GO) test -count=1 -timeout 30m -run 'Kubernetes' ./gateway/ ./cmd/gateway/; \
+	  SANDGATE_K8S=1 $(GO) test -count=1 -timeout 30m -run 'Kubernetes' ./gateway/ ./cmd/gateway/ ./deploy/; \
 	fi
 
 clean: ## remove build output (not var/)
