@@ -51,10 +51,12 @@ main() {
 	summary
 }
 
-# healthy: every daemon runs, from the current build, and the API server,
-# the node and the default ServiceAccount are ready.
+# healthy: every daemon runs, from the current build and with the API
+# server where this script puts it, and the API server, the node and the
+# default ServiceAccount are ready.
 healthy() {
 	[ -f "$K8S_KUBECONFIG" ] && [ "$(readlink "$K8S_STATE/bin")" = "$BIN" ] || return 1
+	grep -qx "    server: https://$K8S_NODE_IP:$PORT_APISERVER" "$K8S_KUBECONFIG" || return 1
 	local d
 	for d in "${K8S_DAEMONS[@]}"; do pid_of "$d" >/dev/null || return 1; done
 	[ "$(kc get --raw=/readyz 2>/dev/null)" = ok ] && node_ready && kc -n default get serviceaccount default >/dev/null 2>&1
@@ -165,7 +167,7 @@ kind: Config
 clusters:
 - name: sandgate-k8s
   cluster:
-    server: https://127.0.0.1:$PORT_APISERVER
+    server: https://$K8S_NODE_IP:$PORT_APISERVER
     certificate-authority-data: $(base64 -w0 "$PKI/ca.crt")
 users:
 - name: $1
@@ -262,9 +264,15 @@ start_containerd() {
 	ctr_ images import "$1/images/pause.tar" >/dev/null || fail containerd "could not import the pause image"
 }
 
+# start_apiserver: the API server listens on the bridge address only: the
+# host reaches it there as on loopback, and so do pods, which is what a
+# gateway running as a pod needs (its in-cluster config names
+# $K8S_NODE_IP:$PORT_APISERVER, as there is no kube-proxy for the
+# kubernetes Service's address), while the outside network does not. Pods
+# whose NetworkPolicy denies egress, as every sandbox's does, still cannot.
 start_apiserver() {
 	start kube-apiserver "$BIN/kube-apiserver" --etcd-servers="http://127.0.0.1:$PORT_ETCD" \
-		--bind-address=127.0.0.1 --secure-port="$PORT_APISERVER" --advertise-address="$K8S_NODE_IP" \
+		--bind-address="$K8S_NODE_IP" --secure-port="$PORT_APISERVER" --advertise-address="$K8S_NODE_IP" \
 		--service-cluster-ip-range="$K8S_SERVICE_CIDR" \
 		--client-ca-file="$PKI/ca.crt" --tls-cert-file="$PKI/apiserver.crt" --tls-private-key-file="$PKI/apiserver.key" \
 		--kubelet-certificate-authority="$PKI/ca.crt" --kubelet-preferred-address-types=InternalIP \
@@ -272,7 +280,7 @@ start_apiserver() {
 		--service-account-issuer=https://kubernetes.default.svc --service-account-key-file="$PKI/sa.pub" \
 		--service-account-signing-key-file="$PKI/sa.key" --authorization-mode=Node,RBAC \
 		--enable-admission-plugins=NodeRestriction --allow-privileged=true --profiling=false
-	wait_for kube-apiserver 90 "/readyz" https_ok "https://127.0.0.1:$PORT_APISERVER/readyz"
+	wait_for kube-apiserver 90 "/readyz" https_ok "https://$K8S_NODE_IP:$PORT_APISERVER/readyz"
 	mv "$K8S_KUBECONFIG.tmp" "$K8S_KUBECONFIG"
 }
 
