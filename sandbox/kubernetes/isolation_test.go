@@ -78,13 +78,16 @@ func TestIsolation(t *testing.T) {
 				target, res, _ := strings.Cut(strings.TrimSpace(line), " ")
 				results[target] = res
 			}
-			// The kubelet listens on the bridge and the host reaches it: a
-			// blocked connect from the pod is the policy's doing.
-			kubelet := net.JoinHostPort(nodeBridge, "20250")
-			if c, err := net.DialTimeout("tcp", kubelet, 3*time.Second); err != nil {
-				t.Errorf("control: the host cannot reach the kubelet at %s: %v", kubelet, err)
-			} else {
-				c.Close()
+			// The kubelet and the API server listen on the bridge and the
+			// host reaches them: a blocked connect from the pod is the
+			// policy's doing. (Gateway pods, whose policy allows it, reach
+			// the API server there too: deploy/kubernetes_test.go.)
+			for _, control := range []string{net.JoinHostPort(nodeBridge, "20250"), apiServerOnBridge(t, env)} {
+				if c, err := net.DialTimeout("tcp", control, 3*time.Second); err != nil {
+					t.Errorf("control: the host cannot reach %s: %v", control, err)
+				} else {
+					c.Close()
+				}
 			}
 			for _, target := range targets {
 				res, ok := results[target]
@@ -111,18 +114,31 @@ func podIP(t *testing.T, env *testEnv, sb sandbox.Sandbox) string {
 	return pod.Status.PodIP
 }
 
+// apiServer returns the API server's host:port as the kubeconfig names it.
+func apiServer(t *testing.T, env *testEnv) string {
+	t.Helper()
+	u, err := url.Parse(env.rc.Host)
+	if err != nil {
+		t.Fatalf("kubeconfig host %q: %v", env.rc.Host, err)
+	}
+	return u.Host
+}
+
+// apiServerOnBridge returns the API server's port on the node's bridge
+// address, where the local cluster's API server listens.
+func apiServerOnBridge(t *testing.T, env *testEnv) string {
+	t.Helper()
+	_, port, _ := net.SplitHostPort(apiServer(t, env))
+	return net.JoinHostPort(nodeBridge, port)
+}
+
 // nodeTargets are the node's services a pod could try: the API server
 // as the kubeconfig names it and on the bridge, and every TCP port the
 // host listens on for all addresses or for the bridge, on the bridge and
 // on each of the host's other addresses.
 func nodeTargets(t *testing.T, env *testEnv) []string {
 	t.Helper()
-	u, err := url.Parse(env.rc.Host)
-	if err != nil {
-		t.Fatalf("kubeconfig host %q: %v", env.rc.Host, err)
-	}
-	_, apiPort, _ := net.SplitHostPort(u.Host)
-	targets := []string{u.Host, net.JoinHostPort(nodeBridge, apiPort), net.JoinHostPort(nodeBridge, "20250")}
+	targets := []string{apiServer(t, env), apiServerOnBridge(t, env), net.JoinHostPort(nodeBridge, "20250")}
 	addrs := []string{nodeBridge}
 	ifAddrs, err := net.InterfaceAddrs()
 	if err != nil {
