@@ -1,5 +1,7 @@
 // Package deploy_test brings up deploy/compose.yaml against the real
-// Docker engine and makes one tool call through the containerized gateway.
+// Docker engine and makes one tool call through the containerized gateway,
+// and deploy/kubernetes on the Kubernetes test cluster, with a tool call
+// through each gateway replica.
 package deploy_test
 
 import (

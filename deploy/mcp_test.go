@@ -174,3 +174,23 @@ func readReply(t *testing.T, resp *http.Response, id string) rpcMessage {
 	t.Fatalf("SSE stream ended without a reply to id %s (scan error: %v)", id, sc.Err())
 	return rpcMessage{}
 }
+
+// close ends the session with DELETE, which removes its sandbox.
+func (s *mcpSession) close(t *testing.T) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodDelete, s.url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+s.token)
+	req.Header.Set("Mcp-Session-Id", s.id)
+	req.Header.Set("Mcp-Protocol-Version", protocolVersion)
+	resp, err := s.hc.Do(req)
+	if err != nil {
+		t.Fatalf("DELETE %s: %v", s.url, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("DELETE session %s: %s", s.url, resp.Status)
+	}
+}
