@@ -45,7 +45,9 @@ const (
 // the API server through their in-cluster config and NetworkPolicy, the
 // sandboxes' policy admits the gateways across namespaces, and one token
 // from an external issuer works on either replica, verified against the
-// issuer's JWKS over TLS.
+// issuer's JWKS over TLS. Each session lasts seconds, well inside the
+// two minutes after which, until issue 11's replica work, a replica
+// takes the other's sandboxes for orphans (README, "Two replicas").
 func TestKubernetesDeployment(t *testing.T) {
 	rc := sandboxtest.RequireKubernetes(t)
 	cs, err := clientset.NewForConfig(rc)
