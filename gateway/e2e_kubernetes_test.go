@@ -211,3 +211,56 @@ func TestKubernetesReplicas(t *testing.T) {
 		}
 	})
 }
+
+// TestKubernetesEscapeProbes runs the escape attempts that mean the same
+// in a pod as in a container (escapeProbes), under runc and gVisor, and
+// the ones particular to a pod: no service-account token, no route out.
+func TestKubernetesEscapeProbes(t *testing.T) {
+	rc := sandboxtest.RequireKubernetes(t)
+	for _, runtime := range kubeRuntimes {
+		t.Run(runtime, func(t *testing.T) {
+			t.Parallel()
+			tg := startKubeGateway(t, rc, runtime, nil)
+			c := legacyClient(t, tg.URL)
+			cases := append(escapeProbes(), []hostileCase{
+				{name: "no service-account token", command: `ls /var/run/secrets/kubernetes.io/serviceaccount 2>&1; test ! -e /var/run/secrets/kubernetes.io`,
+					check: prints("No such file"), outcome: audit.OutcomeOK},
+				{name: "cloud metadata", command: pyConnect("169.254.169.254", "80"), check: fails("Network is unreachable", "timed out", "Connection refused")},
+			}...)
+			if runtime == "gvisor" {
+				r, _ := shell(t, c, "dmesg | head -1", nil)
+				if !strings.Contains(r.Stdout, "Starting gVisor") {
+					t.Fatalf("the pod's kernel is not gVisor's: %+v", r)
+				}
+			}
+			for _, tc := range cases {
+				t.Run(tc.name, func(t *testing.T) {
+					r, res := shell(t, c, tc.command, nil)
+					t.Logf("%s: exit %d, stdout %q, stderr %q", tc.name, r.ExitCode, cut(r.Stdout, 200), cut(r.Stderr, 200))
+					if runtime == "gvisor" && gvisorAnswers[tc.name] {
+						// gVisor's own kernel answers these; they never reach
+						// the host's, which is the point of it.
+						return
+					}
+					if tc.outcome != audit.OutcomeOK && !res.IsError {
+						t.Errorf("want isError: %s", text(res))
+					}
+					tc.check(t, r, res)
+				})
+			}
+		})
+	}
+}
+
+// gvisorAnswers are the escape probes whose host-kernel meaning gVisor
+// takes away: its own kernel implements them for the sandbox (a user
+// namespace, a keyring, its own /sys), and its /proc does not show the
+// host's seccomp filter and no-new-privileges flag, which apply to the
+// sentry process outside. Under gVisor the test checks instead that the
+// pod's kernel is gVisor's.
+var gvisorAnswers = map[string]bool{
+	"no capabilities, no new privileges, seccomp on": true,
+	"unshare user namespace":                         true,
+	"keyctl":                                         true,
+	"write to /sys":                                  true,
+}

@@ -15,7 +15,7 @@ import (
 // sandbox would: by its command line (its /proc/PID/exe is not readable,
 // the runner being non-dumpable).
 const runnerPid = `for p in /proc/[0-9]*; do
-  case "$(tr '\0' ' ' < $p/cmdline 2>/dev/null)" in /opt/sandgate/runner*) echo ${p#/proc/};; esac
+  case "$(tr '\0' ' ' < $p/cmdline 2>/dev/null)" in /opt/sandgate/runner*|/sandgate/bin/runner*) echo ${p#/proc/};; esac
 done | head -1`
 
 // killRunner kills the runner from inside the sandbox.

@@ -71,19 +71,12 @@ print("connected")
 
 // TestHostileEscapeProbes runs privilege, escape and network probes in
 // one attacker session: every one must fail, and say why.
-func TestHostileEscapeProbes(t *testing.T) {
-	t.Parallel()
-	tg := hostileGateway(t)
-	stop := startCanary(t, tg)
-	c := legacyClient(t, tg.URL)
-	u, err := url.Parse(tg.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := u.Port()
+// escapeProbes are the escape attempts that mean the same in any
+// sandbox, a container or a pod: the caller's privileges, the kernel
+// surface a sandbox must not reach, and name resolution.
+func escapeProbes() []hostileCase {
 	denied := []string{"Operation not permitted", "Permission denied", "must be superuser", "Read-only file system"}
-
-	cases := []hostileCase{
+	return []hostileCase{
 		{name: "uid is 1000", command: `id -u`, check: prints("1000\n"), outcome: audit.OutcomeOK},
 		{name: "no capabilities, no new privileges, seccomp on", command: `grep -E '^(CapEff|CapPrm|NoNewPrivs|Seccomp):' /proc/self/status`,
 			check: prints("CapEff:\t0000000000000000", "CapPrm:\t0000000000000000", "NoNewPrivs:\t1", "Seccomp:\t2"), outcome: audit.OutcomeOK},
@@ -113,12 +106,6 @@ sys.exit(1 if r < 0 else 0)
 		{name: "setuid binaries do not raise privileges", command: `find / -xdev -perm -4000 -type f 2>/dev/null | tr '\n' ' '; echo
 for b in su passwd mount; do command -v $b >/dev/null && { $b </dev/null >/dev/null 2>&1; echo "$b exit $?"; }; done
 su root -c 'id -u' </dev/null`, check: fails("Authentication failure", "must be run from a terminal", "Permission denied", "not found")},
-		{name: "no docker socket", command: `test -S /var/run/docker.sock || test -S /run/docker.sock`, check: func(t *testing.T, r execResult, res *mcp.CallToolResult) {
-			if r.ExitCode == 0 {
-				t.Errorf("a docker socket is in the sandbox")
-			}
-		}},
-		{name: "no docker binary", command: `command -v docker || echo none`, check: prints("none\n"), outcome: audit.OutcomeOK},
 		{name: "DNS", command: `python3 -c '
 import socket, sys
 try:
@@ -127,10 +114,31 @@ except OSError as e:
     print("lookup failed:", e)
     sys.exit(1)
 '`, check: fails("lookup failed")},
+	}
+}
+
+func TestHostileEscapeProbes(t *testing.T) {
+	t.Parallel()
+	tg := hostileGateway(t)
+	stop := startCanary(t, tg)
+	c := legacyClient(t, tg.URL)
+	u, err := url.Parse(tg.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := u.Port()
+
+	cases := append(escapeProbes(), []hostileCase{
+		{name: "no docker socket", command: `test -S /var/run/docker.sock || test -S /run/docker.sock`, check: func(t *testing.T, r execResult, res *mcp.CallToolResult) {
+			if r.ExitCode == 0 {
+				t.Errorf("a docker socket is in the sandbox")
+			}
+		}},
+		{name: "no docker binary", command: `command -v docker || echo none`, check: prints("none\n"), outcome: audit.OutcomeOK},
 		{name: "gateway port on loopback", command: pyConnect("127.0.0.1", port), check: fails("Connection refused")},
 		{name: "gateway port on the docker bridge", command: pyConnect("172.17.0.1", port), check: fails("Network is unreachable")},
 		{name: "cloud metadata", command: pyConnect("169.254.169.254", "80"), check: fails("Network is unreachable")},
-	}
+	}...)
 	for _, tc := range cases {
 		if tc.outcome == "" {
 			tc.outcome = audit.OutcomeError
