@@ -81,6 +81,8 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.Kube.RuntimeClass, "k8s-runtime-class", "", "RuntimeClass of the sandbox pods, e.g. gvisor (runsc) or kata; default: the cluster's")
 	fs.StringVar(&c.Kube.RunnerImage, "k8s-runner-image", kubernetes.DefaultRunnerImage, "image the runner is copied from into each sandbox pod (make images builds it)")
 	fs.StringVar(&c.Kube.KeyFile, "k8s-key-file", "", "key the per-sandbox runner secrets are derived from; replicas share it (default VAR/runner.key, made on first start)")
+	fs.StringVar(&c.Kube.CPURequest, "k8s-cpu-request", "", "CPU request of each sandbox pod (default 25m); with the node's cores it sets how many sandboxes a node takes")
+	fs.StringVar(&c.Kube.MemoryRequest, "k8s-memory-request", "", "memory request of each sandbox pod (default 64Mi)")
 	fs.StringVar(&c.Kube.PullPolicy, "k8s-pull-policy", "", "imagePullPolicy of the sandbox and runner images: Always, IfNotPresent (default) or Never")
 	fs.StringVar(&c.Instance, "instance", "default", "name scoping this gateway's sandboxes: with docker one live gateway per instance and engine; with kubernetes the replicas of one deployment share it")
 	fs.Float64Var(&g.Limits.CPUs, "cpus", d.CPUs, "CPU cores per sandbox")

@@ -39,7 +39,7 @@ func TestKubernetesFlags(t *testing.T) {
 	if _, err := parseConfig([]string{"--provider", "kubernetes", "--pool-size", "0"}, &bytes.Buffer{}); err != nil {
 		t.Errorf("--pool-size 0 on Kubernetes: %v", err)
 	}
-	for _, bad := range [][]string{{"--k8s-pull-policy", "Sometimes"}} {
+	for _, bad := range [][]string{{"--k8s-pull-policy", "Sometimes"}, {"--k8s-cpu-request", "lots"}, {"--k8s-memory-request", "64 MiB"}} {
 		if _, err := parseConfig(bad, &bytes.Buffer{}); err == nil {
 			t.Errorf("%v accepted", bad)
 		}

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -45,6 +46,11 @@ type kubeConfig struct {
 	// NetworkPolicy admits; empty: the gateway pod's own namespace in a
 	// cluster, else Namespace.
 	GatewayNamespace string
+	// CPURequest and MemoryRequest are each sandbox pod's requests, as
+	// Kubernetes quantities ("25m", "64Mi"); empty: the provider's
+	// defaults. They decide how many sandboxes the scheduler puts on a
+	// node; the limits come from --cpus and --memory.
+	CPURequest, MemoryRequest string
 }
 
 // closer is what serve defers after making a provider.
@@ -95,7 +101,7 @@ func newKubernetes(ctx context.Context, cfg config, gcfg gateway.Config, log *sl
 	}
 	return kubernetes.New(ctx, kubernetes.Config{RESTConfig: rc, Namespace: ns, Image: gcfg.Image, RunnerImage: k.RunnerImage,
 		RuntimeClass: k.RuntimeClass, Instance: cfg.Instance, Key: key, ImagePullPolicy: pullPolicy(k.PullPolicy), Logger: log,
-		GatewayNamespace: gatewayNS})
+		GatewayNamespace: gatewayNS, CPURequest: quantity(k.CPURequest), MemoryRequest: quantity(k.MemoryRequest)})
 }
 
 // namespaces decides the namespace of the sandbox pods and that of the
@@ -185,7 +191,22 @@ func pullPolicy(s string) corev1.PullPolicy { return corev1.PullPolicy(s) }
 func (k kubeConfig) check() error {
 	switch k.PullPolicy {
 	case "", "Always", "IfNotPresent", "Never":
-		return nil
+	default:
+		return fmt.Errorf("--k8s-pull-policy %q: want Always, IfNotPresent or Never", k.PullPolicy)
 	}
-	return fmt.Errorf("--k8s-pull-policy %q: want Always, IfNotPresent or Never", k.PullPolicy)
+	for flag, v := range map[string]string{"--k8s-cpu-request": k.CPURequest, "--k8s-memory-request": k.MemoryRequest} {
+		if _, err := resource.ParseQuantity(v); v != "" && err != nil {
+			return fmt.Errorf("%s %q: want a Kubernetes quantity such as 25m (CPU) or 64Mi (memory)", flag, v)
+		}
+	}
+	return nil
+}
+
+// quantity converts a request that check accepted; empty is zero, which
+// the provider replaces with its default.
+func quantity(s string) resource.Quantity {
+	if s == "" {
+		return resource.Quantity{}
+	}
+	return resource.MustParse(s)
 }
