@@ -28,6 +28,10 @@ type config struct {
 	// ExtraCA is a PEM file of CAs the sandbox trusts besides the
 	// image's (mounted read-only by the provider); empty: none.
 	ExtraCA string
+	// AwaitBlocked is a HOST:PORT the sandbox's network policy forbids;
+	// the runner serves only once it stops answering (isolation.go).
+	// Empty: no wait (Docker, where the container has no network).
+	AwaitBlocked string
 }
 
 // Validate reports the first flag that is missing, conflicting or
@@ -44,6 +48,11 @@ func (c config) Validate() error {
 		return errors.New("--secret-file goes with --listen only: a --socket is guarded by its directory, not by a secret")
 	case c.Workspace == "":
 		return errors.New("--workspace must not be empty")
+	}
+	if c.AwaitBlocked != "" {
+		if _, _, err := net.SplitHostPort(c.AwaitBlocked); err != nil {
+			return fmt.Errorf("--await-blocked %q: want HOST:PORT: %w", c.AwaitBlocked, err)
+		}
 	}
 	if c.Listen != "" {
 		if _, _, err := net.SplitHostPort(c.Listen); err != nil {
@@ -63,6 +72,7 @@ func parseConfig(args []string) (config, error) {
 	fs.StringVar(&c.SecretFile, "secret-file", "", "file holding the sandbox's secret, 64 hex characters, that every --listen connection must send first")
 	fs.StringVar(&c.Workspace, "workspace", "/workspace", "default working directory and base for relative paths")
 	fs.StringVar(&c.ProxyListen, "proxy-listen", "127.0.0.1:3128", "address of the egress proxy the sandbox's programs use")
+	fs.StringVar(&c.AwaitBlocked, "await-blocked", "", "HOST:PORT the sandbox's network policy forbids; serve only once it stops answering")
 	fs.StringVar(&c.ExtraCA, "extra-ca", "", "PEM file of certificate authorities to trust besides the image's")
 	if err := fs.Parse(args); err != nil {
 		return c, err

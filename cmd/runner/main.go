@@ -147,6 +147,11 @@ func run(ctx context.Context, args []string) error {
 	}
 	srv := runner.NewServer(svc, log)
 
+	if cfg.AwaitBlocked != "" {
+		if err := awaitBlocked(ctx, cfg.AwaitBlocked, blockedWaitLimit, log); err != nil {
+			return err
+		}
+	}
 	ln, err := listen(cfg, secret)
 	if err != nil {
 		return err

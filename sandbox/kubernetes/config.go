@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -81,6 +83,10 @@ type Config struct {
 	// DefaultCPURequest and DefaultMemoryRequest); a request above the
 	// sandbox's limit is cut to the limit.
 	CPURequest, MemoryRequest resource.Quantity
+	// IsolationProbe is a HOST:PORT the sandboxes' NetworkPolicy forbids,
+	// which each runner waits to see blocked before it serves (default:
+	// the API server's address from RESTConfig; "-" for none).
+	IsolationProbe string
 	// Logger receives operator logs (default: discarded).
 	Logger *slog.Logger
 }
@@ -123,7 +129,33 @@ func (c Config) withDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	switch {
+	case c.IsolationProbe == "-":
+		c.IsolationProbe = ""
+	case c.IsolationProbe == "" && c.RESTConfig != nil:
+		c.IsolationProbe = apiServerAddr(c.RESTConfig.Host)
+	}
 	return c
+}
+
+// apiServerAddr is the HOST:PORT of an API server URL (or bare host), or
+// "" when it has none a pod could dial.
+func apiServerAddr(host string) string {
+	if !strings.Contains(host, "://") {
+		host = "https://" + host
+	}
+	u, err := url.Parse(host)
+	if err != nil || u.Hostname() == "" {
+		return ""
+	}
+	port := u.Port()
+	if port == "" {
+		port = "443"
+		if u.Scheme == "http" {
+			port = "80"
+		}
+	}
+	return net.JoinHostPort(u.Hostname(), port)
 }
 
 // Validate checks that c, with defaults applied, can be used. It does not

@@ -67,7 +67,11 @@
 // plugins (kube-router and Calico allow it): a gateway on a node's host
 // network reaches the runners; one in a pod must match GatewaySelector.
 // Pods are deleted gracefully, never forced, so a pod stays under the
-// policy until its processes are dead.
+// policy until its processes are dead. The plugin programs a new pod's
+// policy a moment after the pod starts, so the runner is told to serve
+// only once an address the policy forbids, the API server's
+// (Config.IsolationProbe), stops answering it: no sandbox code, which
+// runs only through the runner, runs before the policy holds.
 //
 // # Limits and lifetime
 //

@@ -205,6 +205,20 @@ func installContainer(cfg Config, res corev1.ResourceRequirements, uid, gid int6
 	}
 }
 
+// runnerCommand is the sandbox container's command: the injected runner
+// on the pod's port, behind the sandbox's secret and, where there is a
+// probe address, only once the NetworkPolicy blocks it (the runner's
+// --await-blocked: a new pod can reach what its policy forbids until the
+// network plugin has programmed it).
+func runnerCommand(cfg Config) []string {
+	cmd := []string{RunnerPath, "--listen", ":" + strconv.Itoa(RunnerPort),
+		"--secret-file", SecretPath, "--workspace", WorkspaceDir}
+	if cfg.IsolationProbe != "" {
+		cmd = append(cmd, "--await-blocked", cfg.IsolationProbe)
+	}
+	return cmd
+}
+
 // sandboxContainer is the sandbox itself: spec's image, running the
 // injected runner.
 func sandboxContainer(spec sandbox.Spec, cfg Config, res corev1.ResourceRequirements, uid, gid int64) corev1.Container {
@@ -213,8 +227,7 @@ func sandboxContainer(spec sandbox.Spec, cfg Config, res corev1.ResourceRequirem
 		Image: spec.Image,
 		// The runner is the entrypoint whatever the image says; with a
 		// Command and no Args the image's CMD is not appended either.
-		Command: []string{RunnerPath, "--listen", ":" + strconv.Itoa(RunnerPort),
-			"--secret-file", SecretPath, "--workspace", WorkspaceDir},
+		Command:    runnerCommand(cfg),
 		Args:       nil,
 		WorkingDir: WorkspaceDir,
 		Env:        slices.Clone(env),
