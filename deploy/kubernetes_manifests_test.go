@@ -120,13 +120,9 @@ func TestKubernetesManifests(t *testing.T) {
 }
 
 func checkRBAC(t *testing.T, m manifests) {
-	// sandbox/kubernetes/doc.go, "What the gateway needs".
-	want := []rbacv1.PolicyRule{
-		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch", "create", "delete"}},
-		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list", "create", "update", "delete"}},
-		{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"networkpolicies"}, Verbs: []string{"get", "create", "update"}},
-		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"watch"}},
-	}
+	// What the provider uses, from the provider itself, so the Role
+	// cannot drift from the code.
+	want := kubernetes.Permissions
 	if !reflect.DeepEqual(m.role.Rules, want) {
 		t.Errorf("role rules:\n got %+v\nwant %+v", m.role.Rules, want)
 	}

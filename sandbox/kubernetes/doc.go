@@ -116,7 +116,7 @@
 //
 // # What the gateway needs
 //
-// In Config.Namespace: pods (get, list, watch, create, delete, patch),
+// Permissions, in Config.Namespace: pods (get, list, watch, create, delete, patch),
 // secrets (get, list, create, update, delete, patch), networkpolicies
 // (get, create, update), and events (watch; optional: with it a missing image fails a
 // Create at once rather than at the kubelet's next sync, ten seconds
