@@ -85,6 +85,11 @@ func TestKubernetesDeployment(t *testing.T) {
 		}
 		t.Logf("%s: initialize and a first run_shell in a new gVisor sandbox in %.1f s", pod.Name, time.Since(began).Seconds())
 		checkSandboxPods(t, cs, sbNS)
+		// Replicas share a sandbox's allowlist through a patch of its
+		// Secret and pod: the Role must allow it.
+		if res := s.callTool(t, "sandbox_network", map[string]any{"allow": []string{}}); res.IsError {
+			t.Fatalf("sandbox_network through %s (can the gateway's Role patch Secrets and pods?): %+v", pod.Name, res)
+		}
 		// The gateway reaches the API server there; its sandbox does not.
 		res = s.callTool(t, "run_shell", map[string]any{"command": fmt.Sprintf(
 			`python3 -c 'import socket; socket.create_connection(("%s", %s), 3)' 2>/dev/null && echo reached || echo blocked`, host, apiServerPort(t, rc))})
