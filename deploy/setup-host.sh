@@ -18,6 +18,7 @@ command -v docker-compose >/dev/null 2>&1 || missing+=(docker-compose)
 command -v go >/dev/null 2>&1 || [ -x /usr/local/go/bin/go ] || missing+=(golang-go)
 [ -x /usr/lib/git-core/git-http-backend ] || missing+=(git)
 command -v curl >/dev/null 2>&1 || missing+=(curl)
+[ -s /etc/ssl/certs/ca-certificates.crt ] || missing+=(ca-certificates) # the gateway image carries the bundle (images/gateway)
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
 
 if [ ${#missing[@]} -gt 0 ]; then
