@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"crypto/rand"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/sandgate/sandgate/gateway"
 	"github.com/sandgate/sandgate/gateway/audit"
+	"github.com/sandgate/sandgate/sandbox"
 	"github.com/sandgate/sandgate/sandbox/kubernetes"
 	"github.com/sandgate/sandgate/sandbox/sandboxtest"
 )
@@ -226,6 +228,9 @@ func TestKubernetesEscapeProbes(t *testing.T) {
 				{name: "no service-account token", command: `ls /var/run/secrets/kubernetes.io/serviceaccount 2>&1; test ! -e /var/run/secrets/kubernetes.io`,
 					check: prints("No such file"), outcome: audit.OutcomeOK},
 				{name: "cloud metadata", command: pyConnect("169.254.169.254", "80"), check: fails("Network is unreachable", "timed out", "Connection refused")},
+				// A pod spec has no rlimits; the runner sets Docker's ulimits.
+				{name: "rlimits as under Docker", command: `python3 -c 'import resource as r; print(*[r.getrlimit(x)[1] for x in (r.RLIMIT_NOFILE, r.RLIMIT_FSIZE, r.RLIMIT_CORE)])'`,
+					check: prints(fmt.Sprintf("%d %d 0\n", sandbox.DefaultLimits.NoFile, sandbox.DefaultLimits.WorkspaceBytes)), outcome: audit.OutcomeOK},
 			}...)
 			if runtime == "gvisor" {
 				r, _ := shell(t, c, "dmesg | head -1", nil)

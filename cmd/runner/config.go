@@ -32,6 +32,9 @@ type config struct {
 	// the runner serves only once it stops answering (isolation.go).
 	// Empty: no wait (Docker, where the container has no network).
 	AwaitBlocked string
+	// Rlimits are resource limits the runner sets on itself, and so on
+	// everything in the sandbox (rlimits.go); empty: the platform's.
+	Rlimits []rlimit
 }
 
 // Validate reports the first flag that is missing, conflicting or
@@ -73,12 +76,18 @@ func parseConfig(args []string) (config, error) {
 	fs.StringVar(&c.Workspace, "workspace", "/workspace", "default working directory and base for relative paths")
 	fs.StringVar(&c.ProxyListen, "proxy-listen", "127.0.0.1:3128", "address of the egress proxy the sandbox's programs use")
 	fs.StringVar(&c.AwaitBlocked, "await-blocked", "", "HOST:PORT the sandbox's network policy forbids; serve only once it stops answering")
+	var rlimits string
+	fs.StringVar(&rlimits, "rlimits", "", "resource limits for everything in the sandbox, as nofile=N,fsize=BYTES,core=N (where the platform sets none)")
 	fs.StringVar(&c.ExtraCA, "extra-ca", "", "PEM file of certificate authorities to trust besides the image's")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected argument %q (subcommands: connect, install)", fs.Arg(0))
+	}
+	var err error
+	if c.Rlimits, err = parseRlimits(rlimits); err != nil {
+		return c, err
 	}
 	return c, c.Validate()
 }

@@ -81,6 +81,10 @@ func run(ctx context.Context, args []string) error {
 		return fmt.Errorf("make the runner non-dumpable (refusing to run traceable by sandbox code): %w", err)
 	}
 
+	// Before anything starts: every process of the sandbox inherits them.
+	if err := applyRlimits(cfg.Rlimits); err != nil {
+		return err
+	}
 	warmThreads(spareThreads)
 
 	acct, err := cgroup.Open()

@@ -84,11 +84,12 @@
 // applied per sandbox. That value must leave room for gVisor, whose pods
 // hold host threads for its kernel rather than for sandbox processes
 // (measured: 49 idle, 264 after a burst of 150 tasks; a runc pod holds
-// 15 idle, the pause process and the runner's threads). Nor are rlimits (Limits.NoFile, FileSizeBytes):
-// pods get the container runtime's defaults (on the local test cluster
-// nofile 20000, fsize unlimited, core 0 under runc and unlimited under
-// gVisor). restartPolicy is Never: a dead runner is a dead sandbox, which
-// the gateway replaces (Recreate). A pod that is terminating, failed,
+// 15 idle, the pause process and the runner's threads). Nor has a pod spec
+// rlimits: the runner is told Docker's ulimits (--rlimits: nofile and
+// fsize from the limits, no core dumps) and sets them on itself before
+// anything starts, so every process of the sandbox inherits them.
+// restartPolicy is Never: a dead runner is a dead sandbox, which the
+// gateway replaces (Recreate). A pod that is terminating, failed,
 // evicted, whose runner exited, or that is gone, is dead: Get returns
 // ErrNotFound and Dial fails with ErrNotFound. A pod still starting
 // (phase Pending, or running before the kubelet says so) is not.

@@ -4,6 +4,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"maps"
 	"slices"
 	"strconv"
@@ -210,9 +211,13 @@ func installContainer(cfg Config, res corev1.ResourceRequirements, uid, gid int6
 // probe address, only once the NetworkPolicy blocks it (the runner's
 // --await-blocked: a new pod can reach what its policy forbids until the
 // network plugin has programmed it).
-func runnerCommand(cfg Config) []string {
+func runnerCommand(spec sandbox.Spec, cfg Config) []string {
+	// A pod spec has no rlimits; the runner sets Docker's ulimits on
+	// itself, and so on everything the sandbox runs.
+	lim := spec.Limits.WithDefaults()
+	rlimits := fmt.Sprintf("nofile=%d,fsize=%d,core=0", lim.NoFile, lim.FileSizeBytes)
 	cmd := []string{RunnerPath, "--listen", ":" + strconv.Itoa(RunnerPort),
-		"--secret-file", SecretPath, "--workspace", WorkspaceDir}
+		"--secret-file", SecretPath, "--workspace", WorkspaceDir, "--rlimits", rlimits}
 	if cfg.IsolationProbe != "" {
 		cmd = append(cmd, "--await-blocked", cfg.IsolationProbe)
 	}
@@ -227,7 +232,7 @@ func sandboxContainer(spec sandbox.Spec, cfg Config, res corev1.ResourceRequirem
 		Image: spec.Image,
 		// The runner is the entrypoint whatever the image says; with a
 		// Command and no Args the image's CMD is not appended either.
-		Command:    runnerCommand(cfg),
+		Command:    runnerCommand(spec, cfg),
 		Args:       nil,
 		WorkingDir: WorkspaceDir,
 		Env:        slices.Clone(env),

@@ -3,6 +3,7 @@ package kubernetes_test
 import (
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 	"strconv"
@@ -71,7 +72,7 @@ func TestPodPolicy(t *testing.T) {
 			secret.UID = "secret-uid"
 			pod := kubernetes.Pod(tt.spec, tt.cfg, secret)
 			checkPodLevel(t, pod, tt.user, tt.runtime, tt.deadlineSeconds)
-			checkContainers(t, pod, tt.user, tt.image, tt.pull)
+			checkContainers(t, pod, tt.user, tt.image, tt.pull, tt.limits)
 			checkResources(t, pod, tt.limits, tt.cpuReq, tt.memReq)
 			checkVolumes(t, pod, tt.spec.ID, tt.limits)
 			checkMeta(t, pod, secret, tt.spec, tt.cfg)
@@ -137,7 +138,7 @@ func checkPodLevel(t *testing.T, pod *corev1.Pod, user, runtime string, deadline
 	}
 }
 
-func checkContainers(t *testing.T, pod *corev1.Pod, user, image string, pull corev1.PullPolicy) {
+func checkContainers(t *testing.T, pod *corev1.Pod, user, image string, pull corev1.PullPolicy, limits sandbox.Limits) {
 	t.Helper()
 	if len(pod.Spec.InitContainers) != 1 || len(pod.Spec.Containers) != 1 {
 		t.Fatalf("%d init containers and %d containers, want 1 and 1", len(pod.Spec.InitContainers), len(pod.Spec.Containers))
@@ -147,7 +148,10 @@ func checkContainers(t *testing.T, pod *corev1.Pod, user, image string, pull cor
 	if init.Name != kubernetes.InitContainerName || init.Image != kubernetes.DefaultRunnerImage || !slices.Equal(init.Command, wantInit) || len(init.Args) != 0 {
 		t.Errorf("init container %s %s %v %v, want the runner image running %v", init.Name, init.Image, init.Command, init.Args, wantInit)
 	}
-	wantCmd := []string{"/sandgate/bin/runner", "--listen", ":7070", "--secret-file", "/run/sandgate/secret/runner", "--workspace", "/workspace"}
+	wantCmd := []string{"/sandgate/bin/runner", "--listen", ":7070", "--secret-file", "/run/sandgate/secret/runner", "--workspace", "/workspace",
+		// Docker's ulimits, which a pod spec cannot say: nofile and fsize
+		// from the limits, no core dumps.
+		"--rlimits", fmt.Sprintf("nofile=%d,fsize=%d,core=0", limits.NoFile, limits.FileSizeBytes)}
 	if main.Name != kubernetes.ContainerName || main.Image != image || !slices.Equal(main.Command, wantCmd) || main.Args != nil {
 		t.Errorf("container %s %s %v %v, want %s running %v and no args", main.Name, main.Image, main.Command, main.Args, image, wantCmd)
 	}

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/sandgate/sandgate/sandbox"
 )
 
 func TestIsolationProbe(t *testing.T) {
@@ -23,11 +25,11 @@ func TestIsolationProbe(t *testing.T) {
 	if got := (Config{RESTConfig: &rest.Config{Host: "https://10.96.0.1"}, IsolationProbe: "-"}).withDefaults().IsolationProbe; got != "" {
 		t.Errorf(`IsolationProbe "-" = %q, want none`, got)
 	}
-	cmd := runnerCommand(Config{IsolationProbe: "10.244.0.1:16443"})
+	cmd := runnerCommand(sandbox.Spec{}, Config{IsolationProbe: "10.244.0.1:16443"})
 	if !slices.Equal(cmd[len(cmd)-2:], []string{"--await-blocked", "10.244.0.1:16443"}) {
 		t.Errorf("runner command %v does not wait for the probe to be blocked", cmd)
 	}
-	if cmd := runnerCommand(Config{}); slices.Contains(cmd, "--await-blocked") {
+	if cmd := runnerCommand(sandbox.Spec{}, Config{}); slices.Contains(cmd, "--await-blocked") {
 		t.Errorf("runner command %v waits for no probe", cmd)
 	}
 }
