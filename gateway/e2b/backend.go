@@ -1,0 +1,81 @@
+package e2b
+
+import (
+	"context"
+	"time"
+
+	"github.com/sandgate/sandgate/runner/protocol"
+)
+
+// Backend is the gateway's sandbox bookkeeping as this API needs it. The
+// control-plane methods act for the principal the gateway authenticated,
+// which travels in ctx; a sandbox the caller does not own is
+// sandbox.ErrNotFound, exactly as if it did not exist.
+type Backend interface {
+	// Create starts a sandbox of the image req.Template names.
+	Create(ctx context.Context, req CreateRequest) (Sandbox, error)
+	// Get describes one of the caller's sandboxes.
+	Get(ctx context.Context, id string) (Sandbox, error)
+	// List describes all of the caller's sandboxes, oldest first.
+	List(ctx context.Context) ([]Sandbox, error)
+	// Kill destroys one of the caller's sandboxes.
+	Kill(ctx context.Context, id string) error
+	// SetTimeout makes the sandbox expire timeout from now (never later
+	// than its maximum lifetime allows; the result says when).
+	SetTimeout(ctx context.Context, id string, timeout time.Duration) (Sandbox, error)
+	// SetNetwork replaces the sandbox's egress allowlist (within what the
+	// operator allows the caller's tenant).
+	SetNetwork(ctx context.Context, id string, allow []string) (Sandbox, error)
+
+	// Open authorises a data-plane request by the sandbox's access token
+	// (as Sandbox.AccessToken gave it) and returns the sandbox's runner.
+	// A wrong token and an unknown sandbox are both sandbox.ErrNotFound.
+	Open(ctx context.Context, id, accessToken string) (Runner, error)
+}
+
+// CreateRequest is what a client may choose about a new sandbox.
+type CreateRequest struct {
+	Template string        // a template alias or image; "" for the default
+	Timeout  time.Duration // lifetime from now; 0 for the default
+	Metadata map[string]string
+	Allow    []string // egress allowlist; nil for the tenant's default
+}
+
+// Sandbox describes one sandbox as the control plane reports it.
+type Sandbox struct {
+	ID        string
+	Template  string // the alias it was created by, or its image
+	Image     string
+	Metadata  map[string]string
+	StartedAt time.Time
+	EndAt     time.Time // when it expires
+	CPUCount  float64
+	MemoryMB  int64
+	DiskMB    int64
+	Allow     []string // egress allowlist
+	// AccessToken authorises data-plane requests for this sandbox with
+	// the scopes its holder was granted; only its owner ever sees it.
+	AccessToken string
+}
+
+// Runner runs operations in one sandbox for the data plane.
+type Runner interface {
+	// ID is the sandbox's id.
+	ID() string
+	// Do runs fn with the sandbox's runner connection as one API call,
+	// audited like a tool call: a call that changes something is
+	// recorded durably before fn runs, and every call's end after it
+	// returns. A call the token's scopes do not cover is refused with an
+	// error wrapping ErrForbidden before anything runs. fn may stream
+	// for as long as the request lasts; the sandbox counts as busy
+	// meanwhile.
+	Do(ctx context.Context, op Op, fn func(ctx context.Context, c *protocol.Client) error) error
+}
+
+// Op names a data-plane call for the audit log and the scope check.
+type Op struct {
+	Name     string         // e.g. "process.Start", "files.upload"
+	Scope    string         // auth.Scope* the call needs
+	ReadOnly bool           // changes nothing in the sandbox
+	Summary  map[string]any // what the audit record says about the call: paths, commands; never file contents
+}
