@@ -52,6 +52,8 @@ type Client struct {
 	nextID atomic.Uint64
 	// payloads records that the runner takes and gives payloads.
 	payloads bool
+	// features is the runner's FeaturesHeader.
+	features string
 
 	mu      sync.Mutex
 	pending map[uint64]*call
@@ -94,7 +96,7 @@ func Dial(ctx context.Context, dial DialFunc) (*Client, error) {
 	conn.SetReadLimit(MaxFrameBytes)
 	life, stop := context.WithCancel(context.Background())
 	c := &Client{conn: conn, pending: map[uint64]*call{}, done: make(chan struct{}), life: life, cancel: stop,
-		payloads: HasFeature(resp.Header.Get(FeaturesHeader), FeaturePayload)}
+		features: resp.Header.Get(FeaturesHeader), payloads: HasFeature(resp.Header.Get(FeaturesHeader), FeaturePayload)}
 	go c.readLoop()
 	go c.heartbeat()
 	return c, nil
@@ -142,6 +144,10 @@ func dialError(resp *http.Response, err error) error {
 	}
 	return &Error{Code: CodeUnavailable, Message: fmt.Sprintf("connect to runner: HTTP %d: %s", resp.StatusCode, body)}
 }
+
+// Supports reports whether the runner announced feature (a Feature*
+// constant) when the connection was made.
+func (c *Client) Supports(feature string) bool { return HasFeature(c.features, feature) }
 
 // Done is closed when the connection is lost; Err then says why.
 func (c *Client) Done() <-chan struct{} { return c.done }

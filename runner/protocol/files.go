@@ -62,6 +62,11 @@ type WriteRequest struct {
 	Content  string `json:"content"`
 	Encoding string `json:"encoding,omitempty"`
 	Mode     uint32 `json:"mode,omitempty"` // 0: keep the existing mode, or 0644 for a new file
+	// Append adds the content to the end of the file (creating it and its
+	// parents if needed) instead of replacing the file atomically. It is
+	// for writing a large file in pieces, into a temporary name that a
+	// move then puts in place. Runners without FeatureAppend refuse it.
+	Append bool `json:"append,omitempty"`
 	// Data, when not nil, is Content as bytes (still in Encoding), sent
 	// as the request's payload; Content is then empty.
 	Data []byte `json:"-"`

@@ -31,6 +31,12 @@ import (
 const (
 	FeaturesHeader = "Sandgate-Features"
 	FeaturePayload = "payload"
+	// FeatureOutputWait: process.output honours WaitMs.
+	FeatureOutputWait = "output-wait"
+	// FeatureAppend: file.write honours Append. A runner without it
+	// would ignore the field and replace the file, so the gateway never
+	// sends Append to one.
+	FeatureAppend = "append"
 )
 
 // PayloadMinBytes is the size from which content is worth a payload.

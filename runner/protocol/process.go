@@ -16,6 +16,10 @@ type ExecRequest struct {
 	Stdin     []byte            `json:"stdin,omitempty"`
 	TimeoutMs int64             `json:"timeout_ms,omitempty"` // 0: no timeout (background) or the runner default (exec)
 	OutputCap int64             `json:"output_cap,omitempty"` // per stream; 0: DefaultOutputCap
+	// Tag names a background process (process.start only) so that a
+	// client can find it again by a name of its choosing; ProcessInfo
+	// reports it. Tags need not be unique.
+	Tag string `json:"tag,omitempty"`
 }
 
 // CodeRequest runs a snippet: written to a temp file and executed with the
@@ -55,6 +59,9 @@ type ProcessInfo struct {
 	ID        string     `json:"id"`
 	Pid       int        `json:"pid"`
 	Command   string     `json:"command"`
+	Argv      []string   `json:"argv,omitempty"` // as started, when started with Argv
+	Cwd       string     `json:"cwd,omitempty"`  // the working directory it started in
+	Tag       string     `json:"tag,omitempty"`  // ExecRequest.Tag
 	StartedAt time.Time  `json:"started_at"`
 	Running   bool       `json:"running"`
 	EndedAt   *time.Time `json:"ended_at,omitempty"`
@@ -78,7 +85,15 @@ type ProcessOutputRequest struct {
 	ID       string `json:"id"`
 	Offset   int64  `json:"offset,omitempty"`
 	MaxBytes int64  `json:"max_bytes,omitempty"` // 0: default 256 KiB
+	// WaitMs, when there is no output at Offset yet and the process is
+	// running, waits up to this long (capped by MaxOutputWait) for output
+	// or the process's exit before answering, so that a follower need
+	// not poll. Runners without FeatureOutputWait answer at once.
+	WaitMs int64 `json:"wait_ms,omitempty"`
 }
+
+// MaxOutputWait bounds ProcessOutputRequest.WaitMs.
+const MaxOutputWait = 30 * time.Second
 
 // ProcessOutput is a slice of a process's output log. The runner keeps a
 // bounded window; output older than the window is gone and Dropped says
