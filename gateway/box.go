@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sandgate/sandgate/gateway/audit"
 	"github.com/sandgate/sandgate/gateway/egress"
 	"github.com/sandgate/sandgate/gateway/metrics"
 	"github.com/sandgate/sandgate/runner/protocol"
@@ -20,7 +21,16 @@ type box struct {
 	owner     string // Principal.Digest of the owner
 	tenant    string // the owner's tenant, for quotas ("" for adopted boxes)
 	session   string // legacy MCP session that owns it, or ""
-	expires   time.Time
+	expires   time.Time // its maximum lifetime's end; see endAt
+	// creator is who created it, for the audit records of calls that
+	// reach it by an access token rather than a login (the E2B data
+	// plane); adopted boxes know only the owner's digest.
+	creator audit.Principal
+	// deadline, when not zero, is an earlier end (unix nanoseconds) its
+	// owner set (the E2B API's timeout); see setDeadline.
+	deadline atomic.Int64
+	// e2b is what the E2B API keeps about it (nil for other sandboxes).
+	e2b e2bMetaRef
 
 	lastUsed atomic.Int64 // unix nanoseconds
 	inUse    atomic.Int32 // calls in flight; the idle sweeper leaves busy boxes alone
@@ -64,6 +74,24 @@ func newBox(sb sandbox.Sandbox, owner, tenant, session string, expires time.Time
 	b := &box{sandboxID: sb.ID(), sb: sb, owner: owner, tenant: tenant, session: session, expires: expires}
 	b.touch()
 	return b
+}
+
+// endAt is when the sandbox is due for removal: its maximum lifetime's
+// end, or the earlier deadline its owner set.
+func (b *box) endAt() time.Time {
+	if d := b.deadline.Load(); d != 0 && d < b.expires.UnixNano() {
+		return time.Unix(0, d)
+	}
+	return b.expires
+}
+
+// setDeadline makes the sandbox end at t, or at the end of its maximum
+// lifetime if that is earlier, and returns when it will end. The
+// deadline lives in this gateway's memory: a restarted gateway (or
+// another replica) knows only the maximum lifetime.
+func (b *box) setDeadline(t time.Time) time.Time {
+	b.deadline.Store(t.UnixNano())
+	return b.endAt()
 }
 
 // id is the sandbox id; it never changes, not even when the sandbox's

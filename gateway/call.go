@@ -164,10 +164,21 @@ func (c *call) attach(ctx context.Context, args map[string]any) *mcp.CallToolRes
 	if err != nil {
 		return c.errorResult(err)
 	}
+	if err := c.acquire(ctx); err != nil {
+		return c.errorResult(err)
+	}
+	return nil
+}
+
+// acquire marks c.box busy and connects the call to its runner. A dead
+// or unresponsive runner is replaced and the call goes on in the new
+// container; the box (id, owner, quota) stays the same. On failure the
+// box is released and c.box is nil; on success the caller must release
+// it.
+func (c *call) acquire(ctx context.Context) error {
 	gen := c.box.generation()
+	var err error
 	if c.runner, err = c.box.acquire(ctx); err != nil {
-		// A dead or unresponsive runner is replaced and the call goes on
-		// in the new container; the box (id, owner, quota) stays the same.
 		c.box.release()
 		if err = c.recoverDead(ctx, c.box, gen, err); err == nil {
 			if c.runner, err = c.box.acquire(ctx); err != nil {
@@ -176,7 +187,7 @@ func (c *call) attach(ctx context.Context, args map[string]any) *mcp.CallToolRes
 		}
 		if err != nil {
 			c.box = nil
-			return c.errorResult(err)
+			return err
 		}
 	}
 	return nil

@@ -73,6 +73,34 @@ type Config struct {
 	// only what is due whoever holds it, and leaves sessionless sandboxes
 	// running when it shuts down. See replicas.go.
 	Replicated bool
+	// E2B configures the E2B-compatible API (package gateway/e2b).
+	E2B E2BConfig
+}
+
+// E2BConfig configures the E2B-compatible HTTP API.
+type E2BConfig struct {
+	// Disabled turns the API off; its routes then answer 404.
+	Disabled bool
+	// Templates maps E2B template ids (what Sandbox.create names) to
+	// images sandboxes may use; any allowed image also works by its own
+	// name. Nil takes DefaultTemplates.
+	Templates map[string]string
+	// APIKey maps an X-API-KEY to its principal; nil accepts no keys
+	// (OAuth bearer tokens still work, and with authentication off any
+	// key is the local principal).
+	APIKey func(key string) (Principal, error)
+	// AccessKey signs sandbox access tokens (accesstoken.go). Replicas
+	// must share it, and it must outlive restarts for tokens to; empty
+	// gets a random key, valid for this process only.
+	AccessKey []byte
+}
+
+// DefaultTemplates are the E2B templates every gateway serves with its
+// default image: the SDKs' defaults (e2b's "base", the code
+// interpreter's "code-interpreter-v1"). The default image has Python,
+// numpy and matplotlib for the interpreter.
+func DefaultTemplates(image string) map[string]string {
+	return map[string]string{"base": image, "code-interpreter-v1": image, "code-interpreter": image}
 }
 
 // EgressConfig configures sandboxes' network access (package egress).
@@ -119,6 +147,9 @@ func (c Config) WithDefaults() Config {
 		// start 15 s), so a sandbox being made is never taken for an orphan.
 		c.ReconcileGrace = 2 * time.Minute
 	}
+	if c.E2B.Templates == nil {
+		c.E2B.Templates = DefaultTemplates(c.Image)
+	}
 	c.Limits = c.Limits.WithDefaults()
 	c.Egress.Limits = c.Egress.Limits.WithDefaults()
 	return c
@@ -161,6 +192,11 @@ func (c Config) Validate() error {
 		}
 		if !slices.Contains(c.Images, image) {
 			return fmt.Errorf("warm pool of %s: not an image sandboxes may use (add it to --images)", image)
+		}
+	}
+	for id, image := range c.E2B.Templates {
+		if !slices.Contains(c.Images, image) {
+			return fmt.Errorf("E2B template %s: image %s is not one sandboxes may use (add it to --images)", id, image)
 		}
 	}
 	l := c.Limits

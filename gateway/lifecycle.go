@@ -21,10 +21,13 @@ func (m *sandboxes) sweep(ctx context.Context, now time.Time, endSession func(id
 	if m.replicated() {
 		m.recordUses()
 	}
-	for _, b := range m.matching(func(b *box) bool { return b.idleSince(now) > idle || now.After(b.expires) }) {
+	for _, b := range m.matching(func(b *box) bool { return b.idleSince(now) > idle || now.After(b.endAt()) }) {
 		reason := "idle"
-		if now.After(b.expires) {
+		switch {
+		case now.After(b.expires):
 			reason = "max lifetime"
+		case now.After(b.endAt()):
+			reason = "timeout set by its owner"
 		}
 		if reason == "idle" && m.replicated() && b.session == "" && m.usedElsewhere(ctx, b, now) {
 			continue

@@ -89,19 +89,24 @@ func (m *sandboxes) record(ctx context.Context, id string) (sandbox.Info, error)
 // and, if p may use it from session, adopts it. Concurrent lookups of one
 // id track one box: the first to finish wins, the others use its box.
 func (m *sandboxes) lookup(ctx context.Context, p Principal, session, id string) (*box, error) {
+	return m.lookupAs(ctx, p.Digest(), session, id)
+}
+
+// lookupAs is lookup for the principal whose Digest is caller.
+func (m *sandboxes) lookupAs(ctx context.Context, caller, session, id string) (*box, error) {
 	notFound := fmt.Errorf("sandbox %q: %w", id, sandbox.ErrNotFound)
 	info, err := m.record(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	if info.Owner == "" || info.Pool != "" || !info.ExpiresAt.After(time.Now()) || !allows(info.Owner, info.Session, p, session) {
+	if info.Owner == "" || info.Pool != "" || !info.ExpiresAt.After(time.Now()) || !sessionAllows(info.Owner, info.Session, caller, session) {
 		return nil, notFound
 	}
 	b, running := m.adoptee(ctx, info)
 	m.mu.Lock()
 	if have := m.byID[id]; have != nil {
 		m.mu.Unlock()
-		if !allows(have.owner, have.session, p, session) {
+		if !sessionAllows(have.owner, have.session, caller, session) {
 			return nil, notFound
 		}
 		return have, nil
@@ -317,4 +322,29 @@ func (m *sandboxes) forget(b *box) {
 	}
 	m.mu.Unlock()
 	m.log.Info("sandbox removed elsewhere; no longer tracked", "sandbox_id", b.id(), "session_id", b.session)
+}
+
+// byAccess finds a sessionless sandbox by id alone, for a caller that
+// proves access otherwise (a sandbox access token, accesstoken.go). A
+// replicated gateway adopts one it does not track, as lookup does.
+func (m *sandboxes) byAccess(ctx context.Context, id string) (*box, error) {
+	notFound := fmt.Errorf("sandbox %q: %w", id, sandbox.ErrNotFound)
+	m.mu.Lock()
+	b := m.byID[id]
+	m.mu.Unlock()
+	if b == nil && m.replicated() {
+		info, err := m.record(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		// Looked up as its owner, whom the record names.
+		b, err = m.lookupAs(ctx, info.Owner, "", id)
+		if err != nil {
+			return nil, err
+		}
+	}
+	if b == nil || b.session != "" {
+		return nil, notFound
+	}
+	return b, nil
 }

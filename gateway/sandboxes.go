@@ -110,7 +110,12 @@ func (m *sandboxes) get(ctx context.Context, p Principal, session, id string) (*
 // allows reports whether a sandbox of owner, bound to session ("" for
 // none), may be used by p calling from callerSession.
 func allows(owner, session string, p Principal, callerSession string) bool {
-	return owner == p.Digest() && (session == "" || session == callerSession)
+	return sessionAllows(owner, session, p.Digest(), callerSession)
+}
+
+// sessionAllows is allows for the principal whose Digest is caller.
+func sessionAllows(owner, session, caller, callerSession string) bool {
+	return owner == caller && (session == "" || session == callerSession)
 }
 
 // defaultAllow is the egress allowlist of a sandbox whose creator asked
@@ -122,6 +127,7 @@ func (m *sandboxes) defaultAllow(tenant string) policy.Rules {
 // wire gives b its egress state and metrics and, in a replicated
 // gateway, the hooks that share its uses and allowlist with the others.
 func (m *sandboxes) wire(b *box, who audit.Principal, allow policy.Rules) {
+	b.creator = who
 	b.gate = egress.NewGate(b.id(), b.tenant, who, allow, m.cfg.Egress.Limits)
 	b.egress = m.egress
 	b.metrics = m.metrics

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/sandgate/sandgate/gateway/audit"
+	"github.com/sandgate/sandgate/gateway/e2b"
 	"github.com/sandgate/sandgate/gateway/metrics"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -41,6 +43,9 @@ type Server struct {
 	metrics  *metrics.Metrics
 	ready    atomic.Bool
 	stop     context.CancelFunc
+	// accessKey signs sandbox access tokens (Config.E2B.AccessKey).
+	accessKey []byte
+	e2b       *e2b.API
 }
 
 // New builds a gateway on provider p writing audit records to store. It
@@ -64,12 +69,19 @@ func New(ctx context.Context, cfg Config, p sandbox.Provider, store AuditStore, 
 	}); ok {
 		s.OnSync(m.ObserveSync)
 	}
+	if g.accessKey = cfg.E2B.AccessKey; len(g.accessKey) == 0 {
+		g.accessKey = make([]byte, 32)
+		_, _ = rand.Read(g.accessKey)
+	}
 	var err error
 	g.boxes = newSandboxes(p, cfg, g.audit, log)
 	g.boxes.metrics = m
 	m.MustRegister(liveSandboxes{g.boxes})
 	g.boxes.egress = g.newEgress()
 	g.sessions = newSessions(g.onSessionEnd)
+	if !cfg.E2B.Disabled {
+		g.e2b = g.newE2B()
+	}
 	if err = g.boxes.reconcile(ctx); err != nil {
 		return nil, fmt.Errorf("reconcile sandboxes at start: %w", err)
 	}
@@ -141,7 +153,11 @@ func (g *Server) Handler() http.Handler {
 		w.Header().Set("Content-Type", "text/plain")
 		fmt.Fprintln(w, "ok")
 	})))
-	mux.Handle("/", count("other", http.NotFoundHandler()))
+	other := count("other", http.NotFoundHandler())
+	if g.e2b != nil {
+		other = g.mountE2B(mux, other)
+	}
+	mux.Handle("/", other)
 	return mux
 }
 

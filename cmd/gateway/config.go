@@ -49,6 +49,9 @@ type config struct {
 	IntrospectionClientID string
 	IntrospectionSecret   string
 	Dev                   bool // dev user on first start; http://localhost client metadata documents
+
+	E2BTemplates     string // --e2b-templates: ID=IMAGE,... added to the defaults
+	E2BAccessKeyFile string // --e2b-access-key-file
 }
 
 // parseConfig reads flags, each with an environment fallback applied
@@ -119,6 +122,9 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&c.HTTP.ReadHeaderTimeout, "read-header-timeout", 10*time.Second, "close a connection whose request headers take longer than this")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", "127.0.0.1:9464", "serve Prometheus /metrics on this address, apart from the MCP one (empty: off)")
 	fs.BoolVar(&c.Pprof, "pprof", false, "also serve the Go profiler at /debug/pprof on --metrics-addr (loopback only)")
+	e2bOn := fs.Bool("e2b", true, "serve the E2B-compatible API (/v2/sandboxes, the envd services, /files, /execute) beside MCP; keys come from `gateway apikey add`")
+	fs.StringVar(&c.E2BTemplates, "e2b-templates", "", "E2B template ids and the allowed images they start, as ID=IMAGE,... (added to base and code-interpreter-v1, which start --image)")
+	fs.StringVar(&c.E2BAccessKeyFile, "e2b-access-key-file", "", "key that signs sandbox access tokens of the E2B API; replicas share it (default VAR/access.key, made on first start; with --provider kubernetes derived from the runner key)")
 	fs.BoolVar(&c.Dev, "dev", false, "development mode: create a dev user on first start and accept http://localhost client metadata documents")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: gateway [flags]\n\nEvery flag can also be set as %s<NAME> (dashes as underscores); a flag on the command line wins.\n\n", envPrefix)
@@ -149,6 +155,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	if err := c.LogLevel.UnmarshalText([]byte(level)); err != nil {
 		return c, fmt.Errorf("log-level %q: want debug, info, warn or error", level)
 	}
+	g.E2B.Disabled = !*e2bOn
 	g.Images, g.Categories, g.EnabledTools, g.DisabledTools, g.AllowedOrigins = list(images), list(categories), list(enable), list(disable), list(origins)
 	if c.Provider == providerKubernetes {
 		// Gateways of one Kubernetes instance are replicas: they share

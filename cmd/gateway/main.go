@@ -64,6 +64,9 @@ func serve(ctx context.Context, cfg config, stderr io.Writer, log *slog.Logger) 
 			return err
 		}
 	}
+	if err := setupE2B(cfg, &gcfg); err != nil {
+		return err
+	}
 	cleanupAuth, err := setupAuth(ctx, cfg, &gcfg, stderr, log)
 	if err != nil {
 		return err

@@ -4,7 +4,6 @@ import "net/http"
 
 // Placeholders, each replaced by the file that serves its routes.
 
-func (a *API) controlRoutes(mux *http.ServeMux) {} // control.go
 func (a *API) envdRoutes(mux *http.ServeMux)    {} // process.go, filesystem.go
 func (a *API) filesRoutes(mux *http.ServeMux)   {} // files.go
 func (a *API) interpRoutes(mux *http.ServeMux)  {} // interp.go

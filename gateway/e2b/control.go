@@ -1,0 +1,274 @@
+package e2b
+
+import (
+	"encoding/json"
+	"io"
+	"math"
+	"net/http"
+	"time"
+)
+
+// The control plane: E2B's REST API for sandboxes, on the principal the
+// gateway authenticated. Paths and shapes follow what the SDKs send and
+// read; features Sandgate does not have answer 400 saying so.
+
+// maxControlBody bounds a control-plane request body.
+const maxControlBody = 1 << 20
+
+func (a *API) controlRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("POST /sandboxes", a.create)
+	mux.HandleFunc("POST /v2/sandboxes", a.create)
+	mux.HandleFunc("GET /sandboxes", a.listAll)
+	mux.HandleFunc("GET /v2/sandboxes", a.listPage)
+	mux.HandleFunc("GET /sandboxes/{id}", a.get)
+	mux.HandleFunc("DELETE /sandboxes/{id}", a.kill)
+	mux.HandleFunc("POST /sandboxes/{id}/timeout", a.setTimeout)
+	mux.HandleFunc("POST /sandboxes/{id}/refreshes", a.refresh)
+	mux.HandleFunc("PUT /sandboxes/{id}/network", a.setNetwork)
+	mux.HandleFunc("POST /sandboxes/{id}/connect", a.connect)
+	mux.HandleFunc("POST /v2/sandboxes/{id}/connect", a.connect)
+	mux.HandleFunc("POST /sandboxes/{id}/resume", a.connect)
+	a.unsupportedRoutes(mux)
+}
+
+// sandboxCreated answers create and connect: what an SDK needs to reach
+// the sandbox's data plane.
+type sandboxCreated struct {
+	TemplateID         string  `json:"templateID"`
+	SandboxID          string  `json:"sandboxID"`
+	ClientID           string  `json:"clientID"`
+	Alias              string  `json:"alias,omitempty"`
+	EnvdVersion        string  `json:"envdVersion"`
+	EnvdAccessToken    string  `json:"envdAccessToken"`
+	TrafficAccessToken *string `json:"trafficAccessToken"`
+	Domain             *string `json:"domain"`
+}
+
+// clientID is what E2B calls the cluster node a sandbox runs on.
+const clientID = "sandgate"
+
+func created(s Sandbox) sandboxCreated {
+	return sandboxCreated{TemplateID: s.Template, SandboxID: s.ID, ClientID: clientID, EnvdVersion: EnvdVersion, EnvdAccessToken: s.AccessToken}
+}
+
+// sandboxDetail answers get and, without the token, list.
+type sandboxDetail struct {
+	TemplateID          string            `json:"templateID"`
+	Alias               string            `json:"alias,omitempty"`
+	SandboxID           string            `json:"sandboxID"`
+	ClientID            string            `json:"clientID"`
+	StartedAt           time.Time         `json:"startedAt"`
+	EndAt               time.Time         `json:"endAt"`
+	EnvdVersion         string            `json:"envdVersion"`
+	EnvdAccessToken     string            `json:"envdAccessToken,omitempty"`
+	CPUCount            int               `json:"cpuCount"`
+	MemoryMB            int64             `json:"memoryMB"`
+	DiskSizeMB          int64             `json:"diskSizeMB"`
+	Metadata            map[string]string `json:"metadata"`
+	State               string            `json:"state"`
+	AllowInternetAccess bool              `json:"allowInternetAccess"`
+	Network             networkState      `json:"network"`
+	VolumeMounts        []struct{}        `json:"volumeMounts"`
+}
+
+type networkState struct {
+	AllowOut []string `json:"allowOut"`
+}
+
+func detail(s Sandbox, withToken bool) sandboxDetail {
+	d := sandboxDetail{TemplateID: s.Template, SandboxID: s.ID, ClientID: clientID, StartedAt: s.StartedAt, EndAt: s.EndAt,
+		EnvdVersion: EnvdVersion, CPUCount: max(1, int(math.Ceil(s.CPUCount))), MemoryMB: s.MemoryMB, DiskSizeMB: s.DiskMB,
+		Metadata: s.Metadata, State: "running", AllowInternetAccess: len(s.Allow) > 0,
+		Network: networkState{AllowOut: s.Allow}, VolumeMounts: []struct{}{}}
+	if d.Metadata == nil {
+		d.Metadata = map[string]string{}
+	}
+	if d.Network.AllowOut == nil {
+		d.Network.AllowOut = []string{}
+	}
+	if withToken {
+		d.EnvdAccessToken = s.AccessToken
+	}
+	return d
+}
+
+// createBody is POST /v2/sandboxes. Fields Sandgate cannot honour are
+// decoded so that asking for them is refused rather than ignored.
+type createBody struct {
+	TemplateID          string            `json:"templateID"`
+	Timeout             *int64            `json:"timeout"` // seconds
+	Metadata            map[string]string `json:"metadata"`
+	EnvVars             map[string]string `json:"envVars"`
+	AllowInternetAccess *bool             `json:"allow_internet_access"`
+	Network             *networkBody      `json:"network"`
+	AutoPause           *bool             `json:"autoPause"`
+	AutoResume          json.RawMessage   `json:"autoResume"`
+	VolumeMounts        []json.RawMessage `json:"volumeMounts"`
+	MCP                 json.RawMessage   `json:"mcp"`
+}
+
+func (a *API) create(w http.ResponseWriter, r *http.Request) {
+	var body createBody
+	if !decodeBody(w, r, &body) {
+		return
+	}
+	req := CreateRequest{Template: body.TemplateID, Metadata: body.Metadata}
+	if body.Timeout != nil {
+		if *body.Timeout <= 0 {
+			writeError(w, http.StatusBadRequest, "timeout must be a positive number of seconds")
+			return
+		}
+		req.Timeout = time.Duration(*body.Timeout) * time.Second
+	}
+	var problem string
+	switch {
+	case len(body.EnvVars) > 0:
+		problem = "envVars at creation are not supported: pass envs to each command (commands.run(cmd, {envs}))"
+	case body.AutoPause != nil && *body.AutoPause, len(body.AutoResume) > 0 && string(body.AutoResume) != "null":
+		problem = "pausing sandboxes is not supported: a sandbox is killed when its timeout ends"
+	case len(body.VolumeMounts) > 0:
+		problem = "volumes are not supported: each sandbox has its own /workspace"
+	case len(body.MCP) > 0 && string(body.MCP) != "null":
+		problem = "an MCP gateway inside the sandbox is not supported: Sandgate itself serves MCP at /mcp"
+	}
+	if problem != "" {
+		writeError(w, http.StatusBadRequest, problem)
+		return
+	}
+	allow, err := egressAllow(body.AllowInternetAccess, body.Network)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	req.Allow = allow
+	s, err := a.backend.Create(r.Context(), req)
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, created(s))
+}
+
+func (a *API) get(w http.ResponseWriter, r *http.Request) {
+	s, err := a.backend.Get(r.Context(), r.PathValue("id"))
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, detail(s, true))
+}
+
+func (a *API) kill(w http.ResponseWriter, r *http.Request) {
+	if err := a.backend.Kill(r.Context(), r.PathValue("id")); err != nil {
+		a.fail(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// timeoutBody is POST /sandboxes/{id}/timeout and /connect.
+type timeoutBody struct {
+	Timeout *int64 `json:"timeout"` // seconds
+}
+
+func (a *API) setTimeout(w http.ResponseWriter, r *http.Request) {
+	var body timeoutBody
+	if !decodeBody(w, r, &body) {
+		return
+	}
+	if body.Timeout == nil {
+		writeError(w, http.StatusBadRequest, "timeout (seconds) is required")
+		return
+	}
+	if _, err := a.backend.SetTimeout(r.Context(), r.PathValue("id"), time.Duration(*body.Timeout)*time.Second); err != nil {
+		a.fail(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// refresh is the older keep-alive: the sandbox lives duration seconds
+// (default 60) from now.
+func (a *API) refresh(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Duration *int64 `json:"duration"`
+	}
+	if !decodeBody(w, r, &body) {
+		return
+	}
+	d := int64(60)
+	if body.Duration != nil {
+		d = *body.Duration
+	}
+	if _, err := a.backend.SetTimeout(r.Context(), r.PathValue("id"), time.Duration(d)*time.Second); err != nil {
+		a.fail(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// connect hands the caller a running sandbox's data-plane token, and
+// sets its timeout when given. Nothing is ever paused here, so a resume
+// is a connect.
+func (a *API) connect(w http.ResponseWriter, r *http.Request) {
+	var body timeoutBody
+	if !decodeBody(w, r, &body) {
+		return
+	}
+	id := r.PathValue("id")
+	var s Sandbox
+	var err error
+	if body.Timeout != nil && *body.Timeout > 0 {
+		s, err = a.backend.SetTimeout(r.Context(), id, time.Duration(*body.Timeout)*time.Second)
+	} else {
+		s, err = a.backend.Get(r.Context(), id)
+	}
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, created(s))
+}
+
+// decodeBody reads a small JSON body into v; an empty body leaves v as
+// it is. It answers 400 itself and reports false on a bad body.
+func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxControlBody))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "read request body: "+err.Error())
+		return false
+	}
+	if len(body) == 0 {
+		return true
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		writeError(w, http.StatusBadRequest, "request body is not the JSON expected: "+err.Error())
+		return false
+	}
+	return true
+}
+
+// apiError is E2B's error body.
+type apiError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, apiError{Code: status, Message: msg})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// fail answers a Backend error with its status and text.
+func (a *API) fail(w http.ResponseWriter, err error) {
+	status := httpStatus(err)
+	if status == http.StatusInternalServerError {
+		a.log.Error("e2b API call failed", "error", err)
+	}
+	writeError(w, status, err.Error())
+}

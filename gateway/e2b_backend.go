@@ -1,0 +1,280 @@
+package gateway
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/sandgate/sandgate/auth"
+	"github.com/sandgate/sandgate/gateway/e2b"
+	"github.com/sandgate/sandgate/runner/protocol"
+	"github.com/sandgate/sandgate/sandbox"
+)
+
+// e2bBackend is the E2B API's view of the gateway (e2b.Backend). Its
+// sandboxes are the gateway's own boxes, sessionless like those of
+// sandbox_create, so one sandbox id works from MCP and from the SDKs.
+type e2bBackend struct{ g *Server }
+
+var _ e2b.Backend = e2bBackend{}
+
+// e2bMeta is what the E2B API remembers about a sandbox beyond the
+// gateway's own bookkeeping, in this gateway's memory: the template it
+// was created by and its metadata. A restarted gateway reports the image
+// and no metadata.
+type e2bMeta struct {
+	template string
+	metadata map[string]string
+}
+
+// caller is the principal of a control-plane request; the gateway's
+// authentication in front of the API put it there.
+func (e e2bBackend) caller(ctx context.Context) (Principal, error) {
+	p, ok := PrincipalFrom(ctx)
+	if !ok {
+		return Principal{}, errors.New("no principal in request context") // wiring bug
+	}
+	if e.g.cfg.Auth != nil && !slices.Contains(p.Scopes, auth.ScopeExec) {
+		return p, fmt.Errorf("%w: managing sandboxes needs scope %s, which your credential lacks", e2b.ErrForbidden, auth.ScopeExec)
+	}
+	return p, nil
+}
+
+// control runs a control-plane call as the caller, audited.
+func (e e2bBackend) control(ctx context.Context, name string, summary map[string]any, b *box, fn func(ctx context.Context, p Principal) error) error {
+	p, err := e.caller(ctx)
+	if err != nil {
+		return err
+	}
+	return e.g.apiCall(ctx, p, b, e2b.Op{Name: name, Scope: auth.ScopeExec, Summary: summary}, func(ctx context.Context) error {
+		return fn(ctx, p)
+	})
+}
+
+// image resolves an E2B template id to an allowed image.
+func (e e2bBackend) image(template string) (string, error) {
+	if template == "" {
+		return e.g.cfg.Image, nil
+	}
+	if image, ok := e.g.cfg.E2B.Templates[template]; ok {
+		return image, nil
+	}
+	if slices.Contains(e.g.cfg.Images, template) {
+		return template, nil
+	}
+	known := slices.Sorted(maps.Keys(e.g.cfg.E2B.Templates))
+	return "", fmt.Errorf("%w: template %q is not available here; use one of: %s (or an allowed image: %s)",
+		e2b.ErrInvalid, template, strings.Join(known, ", "), strings.Join(e.g.cfg.Images, ", "))
+}
+
+func (e e2bBackend) Create(ctx context.Context, req e2b.CreateRequest) (e2b.Sandbox, error) {
+	var out e2b.Sandbox
+	err := e.control(ctx, "sandbox.create", map[string]any{"template": req.Template}, nil, func(ctx context.Context, p Principal) error {
+		image, err := e.image(req.Template)
+		if err != nil {
+			return err
+		}
+		allow := e.g.boxes.defaultAllow(p.Tenant)
+		if req.Allow != nil {
+			if allow, err = e.g.checkAllow(p.Tenant, req.Allow); err != nil {
+				return fmt.Errorf("%w: %v", e2b.ErrInvalid, err)
+			}
+		}
+		b, err := e.g.boxes.create(ctx, p, "", image, allow)
+		if err != nil {
+			return categorize(err)
+		}
+		b.e2b.Store(&e2bMeta{template: cmp.Or(req.Template, "base"), metadata: req.Metadata})
+		if req.Timeout > 0 {
+			b.setDeadline(time.Now().Add(req.Timeout))
+		}
+		out = e.describe(b, p)
+		return nil
+	})
+	return out, err
+}
+
+func (e e2bBackend) Get(ctx context.Context, id string) (e2b.Sandbox, error) {
+	var out e2b.Sandbox
+	err := e.control(ctx, "sandbox.get", map[string]any{"sandbox_id": id}, nil, func(ctx context.Context, p Principal) error {
+		b, err := e.owned(ctx, p, id)
+		if err == nil {
+			out = e.describe(b, p)
+		}
+		return err
+	})
+	return out, err
+}
+
+func (e e2bBackend) List(ctx context.Context) ([]e2b.Sandbox, error) {
+	var out []e2b.Sandbox
+	err := e.control(ctx, "sandbox.list", nil, nil, func(ctx context.Context, p Principal) error {
+		boxes, err := e.ownedAll(ctx, p)
+		for _, b := range boxes {
+			out = append(out, e.describe(b, p))
+		}
+		slices.SortFunc(out, func(a, b e2b.Sandbox) int {
+			return cmp.Or(a.StartedAt.Compare(b.StartedAt), cmp.Compare(a.ID, b.ID))
+		})
+		return err
+	})
+	return out, err
+}
+
+func (e e2bBackend) Kill(ctx context.Context, id string) error {
+	return e.control(ctx, "sandbox.kill", map[string]any{"sandbox_id": id}, nil, func(ctx context.Context, p Principal) error {
+		b, err := e.owned(ctx, p, id)
+		if err != nil {
+			return err
+		}
+		if err := e.g.boxes.destroy(ctx, b, p, "killed through the E2B API"); err != nil {
+			return fmt.Errorf("kill sandbox %s: %w", id, err)
+		}
+		return nil
+	})
+}
+
+func (e e2bBackend) SetTimeout(ctx context.Context, id string, timeout time.Duration) (e2b.Sandbox, error) {
+	var out e2b.Sandbox
+	err := e.control(ctx, "sandbox.timeout", map[string]any{"sandbox_id": id, "timeout_s": int64(timeout.Seconds())}, nil, func(ctx context.Context, p Principal) error {
+		if timeout <= 0 {
+			return fmt.Errorf("%w: timeout must be a positive number of seconds", e2b.ErrInvalid)
+		}
+		b, err := e.owned(ctx, p, id)
+		if err != nil {
+			return err
+		}
+		b.setDeadline(time.Now().Add(timeout))
+		out = e.describe(b, p)
+		return nil
+	})
+	return out, err
+}
+
+func (e e2bBackend) SetNetwork(ctx context.Context, id string, allow []string) (e2b.Sandbox, error) {
+	var out e2b.Sandbox
+	err := e.control(ctx, "sandbox.network", map[string]any{"sandbox_id": id, "allow": strings.Join(allow, ",")}, nil, func(ctx context.Context, p Principal) error {
+		b, err := e.owned(ctx, p, id)
+		if err != nil {
+			return err
+		}
+		rules, err := e.g.checkAllow(b.tenant, allow)
+		if err != nil {
+			return fmt.Errorf("%w: %v", e2b.ErrInvalid, err)
+		}
+		if _, err := e.g.boxes.setAllow(ctx, b, rules); err != nil {
+			return err
+		}
+		out = e.describe(b, p)
+		return nil
+	})
+	return out, err
+}
+
+// owned finds one of p's sessionless sandboxes. A sandbox bound to an
+// MCP session belongs to that session and is not visible here.
+func (e e2bBackend) owned(ctx context.Context, p Principal, id string) (*box, error) {
+	b, err := e.g.boxes.get(ctx, p, "", id)
+	if err != nil {
+		return nil, err
+	}
+	if b.isGone() {
+		return nil, fmt.Errorf("sandbox %q: %w", id, sandbox.ErrNotFound)
+	}
+	return b, nil
+}
+
+// ownedAll lists p's live sessionless sandboxes; a replicated gateway
+// finds those other replicas made in the provider.
+func (e e2bBackend) ownedAll(ctx context.Context, p Principal) ([]*box, error) {
+	mine := func(b *box) bool { return b.owner == p.Digest() && b.session == "" }
+	if !e.g.boxes.replicated() {
+		return e.g.boxes.matching(mine), nil
+	}
+	infos, err := e.g.boxes.held(ctx, p.Tenant)
+	if err != nil {
+		return nil, err
+	}
+	var out []*box
+	for _, info := range infos {
+		if info.Owner != p.Digest() || info.Session != "" {
+			continue
+		}
+		if b, err := e.g.boxes.get(ctx, p, "", info.ID); err == nil {
+			out = append(out, b)
+		}
+	}
+	return out, nil
+}
+
+// describe reports b to its owner p, with an access token carrying p's
+// scopes.
+func (e e2bBackend) describe(b *box, p Principal) e2b.Sandbox {
+	inf := b.info()
+	l := e.g.cfg.Limits
+	s := e2b.Sandbox{ID: b.id(), Template: inf.Image, Image: inf.Image, StartedAt: inf.CreatedAt, EndAt: b.endAt(),
+		CPUCount: l.CPUs, MemoryMB: l.MemoryBytes >> 20, DiskMB: l.WorkspaceBytes >> 20,
+		Allow: b.gate.Allow().Strings(), AccessToken: e.g.accessToken(b, p.Scopes)}
+	if m := b.e2b.Load(); m != nil {
+		s.Template, s.Metadata = m.template, m.metadata
+	}
+	return s
+}
+
+// Open finds the sandbox a data-plane request names and checks its
+// access token. Anyone holding the token acts as the sandbox's creator,
+// within the scopes the token grants.
+func (e e2bBackend) Open(ctx context.Context, id, token string) (e2b.Runner, error) {
+	notFound := fmt.Errorf("sandbox %q: %w (or the access token is not this sandbox's)", id, sandbox.ErrNotFound)
+	b, err := e.g.boxes.byAccess(ctx, id)
+	if err != nil {
+		return nil, notFound
+	}
+	scopes, ok := e.g.accessScopes(b, token)
+	if !ok || b.isGone() {
+		return nil, notFound
+	}
+	who := b.creator
+	p := Principal{Issuer: who.Issuer, Subject: who.Subject, Tenant: cmp.Or(who.Tenant, b.tenant), ClientID: who.ClientID, Scopes: scopes}
+	return &e2bRunner{g: e.g, b: b, p: p}, nil
+}
+
+// e2bRunner runs data-plane calls in one sandbox (e2b.Runner).
+type e2bRunner struct {
+	g *Server
+	b *box
+	p Principal // the creator, with the token's scopes
+}
+
+func (r *e2bRunner) ID() string { return r.b.id() }
+
+func (r *e2bRunner) Do(ctx context.Context, op e2b.Op, fn func(ctx context.Context, c *protocol.Client) error) error {
+	if r.g.cfg.Auth != nil && !slices.Contains(r.p.Scopes, op.Scope) {
+		return fmt.Errorf("%w: %s needs scope %s, which this sandbox's access token does not grant", e2b.ErrForbidden, op.Name, op.Scope)
+	}
+	return r.g.apiCall(ctx, r.p, r.b, op, func(ctx context.Context) error {
+		c := &call{g: r.g, p: r.p, box: r.b, began: time.Now()}
+		if err := c.acquire(ctx); err != nil {
+			return err
+		}
+		defer r.b.release()
+		return fn(ctx, c.runner)
+	})
+}
+
+// categorize wraps the gateway's own error categories in the E2B API's.
+func categorize(err error) error {
+	if errors.Is(err, errQuota) {
+		return fmt.Errorf("%w: %v", e2b.ErrQuota, err)
+	}
+	return err
+}
+
+// e2bMetaRef holds a box's e2bMeta; see box.e2b.
+type e2bMetaRef = atomic.Pointer[e2bMeta]

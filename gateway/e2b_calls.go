@@ -1,0 +1,77 @@
+package gateway
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/sandgate/sandgate/gateway/audit"
+	"github.com/sandgate/sandgate/gateway/e2b"
+	"github.com/sandgate/sandgate/gateway/metrics"
+)
+
+// apiCall runs one call of the E2B API as p, on b (nil for control-plane
+// calls that reach no runner), with what a tool call gets: the tenant's
+// call rate limit, a tool.start record (durable before anything that
+// changes something runs) and a tool.end record before the result
+// leaves. The audit's tool name is "e2b." + op.Name, so the log reads the
+// same whichever API did the work.
+func (g *Server) apiCall(ctx context.Context, p Principal, b *box, op e2b.Op, fn func(ctx context.Context) error) error {
+	began := time.Now()
+	tool := "e2b." + op.Name
+	start := &audit.Event{Kind: audit.KindToolStart, Principal: p.audit(), Tool: tool, RequestID: uuid.NewString(), Summary: summaryText(op.Summary)}
+	end := &audit.Event{Kind: audit.KindToolEnd, Principal: start.Principal, Tool: tool, RequestID: start.RequestID, Summary: start.Summary}
+	if b != nil {
+		start.SandboxID, start.ContainerID = b.id(), b.info().ContainerID
+		end.SandboxID, end.ContainerID = start.SandboxID, start.ContainerID
+	}
+	if ok, wait := g.limits.allow(p.Tenant, began); !ok {
+		end.Kind, end.Outcome, end.DenyReason = audit.KindToolDenied, audit.OutcomeDenied, "rate limit"
+		g.appendEnd(ctx, end, began)
+		return fmt.Errorf("%w: your tenant may make %d calls a minute; retry in %.1f s", e2b.ErrQuota, g.cfg.ToolCallsPerMinute, wait.Seconds())
+	}
+	if err := g.audit.Append(ctx, start); err != nil {
+		g.log.Error("audit append failed; refusing API call", "tool", tool, "error", err)
+		return fmt.Errorf("%v: refusing to run %s unaudited; an operator must fix the audit log (%v)", errAuditDown, tool, err)
+	}
+	err := fn(ctx)
+	end.Outcome = audit.OutcomeOK
+	switch {
+	case errors.Is(err, context.Canceled):
+		end.Outcome, end.Error = audit.OutcomeCanceled, err.Error()
+	case err != nil:
+		end.Outcome, end.Error = audit.OutcomeError, cut(err.Error(), 500)
+	}
+	if aerr := g.appendEnd(ctx, end, began); aerr != nil {
+		return fmt.Errorf("%v: %s ran but its end could not be recorded, so its result is withheld (%v)", errAuditDown, tool, aerr)
+	}
+	return err
+}
+
+// appendEnd writes an API call's last record and counts the call.
+func (g *Server) appendEnd(ctx context.Context, end *audit.Event, began time.Time) error {
+	end.DurationMs = time.Since(began).Milliseconds()
+	g.metrics.ToolCalls.WithLabelValues(end.Tool, cmp.Or(end.Outcome, audit.OutcomeDenied)).Inc()
+	metrics.Since(g.metrics.ToolSeconds.WithLabelValues(end.Tool), began)
+	err := g.audit.Append(context.WithoutCancel(ctx), end)
+	if err != nil {
+		g.log.Error("audit append failed", "tool", end.Tool, "error", err)
+	}
+	return err
+}
+
+// summaryText renders an API call's summary as an audit record holds it.
+func summaryText(m map[string]any) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = cut(fmt.Sprint(v), 200)
+	}
+	return out
+}
