@@ -18,7 +18,7 @@ const clientsFile = "clients.json"
 
 // staticClientPrefix starts every AddClient client ID. User names may not
 // start with it, so a CI client and a person never share a subject.
-const staticClientPrefix = "sgc-"
+const staticClientPrefix = auth.StaticClientPrefix
 
 // maxStoredClients bounds clients.json: registration is open to anyone
 // who can reach /register.

@@ -3,11 +3,12 @@ package issuer
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/sandgate/sandgate/auth"
 )
 
 const usersFile = "users.json"
@@ -112,25 +113,8 @@ func EnsureDevUser(dir string) (username, password string, created bool, err err
 	return devUsername, password, true, nil
 }
 
-// checkName accepts 1-64 characters from a conservative set, so names are
-// safe in tokens, logs and Docker labels, and never look like a URL or a
-// static client ID (whose sub and tenant they would otherwise share).
-func checkName(what, s string) error {
-	if len(s) == 0 || len(s) > 64 {
-		return fmt.Errorf("%s must be 1 to 64 characters long", what)
-	}
-	for _, r := range s {
-		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' ||
-			r == '.' || r == '_' || r == '-' || r == '@'
-		if !ok {
-			return fmt.Errorf("%s %q may contain only letters, digits and . _ - @", what, s)
-		}
-	}
-	if strings.HasPrefix(s, staticClientPrefix) {
-		return fmt.Errorf("%s %q must not start with %q, which is reserved for client IDs", what, s, staticClientPrefix)
-	}
-	return nil
-}
+// checkName applies the names policy that auth.CheckName decides.
+func checkName(what, s string) error { return auth.CheckName(what, s) }
 
 // dummyHash is compared against when a user does not exist, so a wrong
 // user name costs as much time as a wrong password and reveals nothing.
