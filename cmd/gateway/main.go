@@ -2,6 +2,7 @@
 //
 //	gateway [flags]                 serve MCP at http://ADDR/mcp
 //	gateway audit verify FILE       check an audit log's hash chain
+//	gateway apikey add|list|revoke  manage API keys of the E2B-compatible API
 //	gateway healthcheck             exit 0 when a local gateway is healthy
 package main
 
@@ -37,6 +38,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		switch args[0] {
 		case "audit":
 			return runAudit(args[1:], stdout)
+		case "apikey":
+			return runAPIKey(args[1:], stdout)
 		case "healthcheck":
 			return runHealthcheck(ctx, args[1:], stdout)
 		case "client", "keys", "user":
