@@ -18,9 +18,9 @@ import (
 // who owns it, and the one persistent runner connection every call shares.
 type box struct {
 	sandboxID string
-	owner     string // Principal.Digest of the owner
-	tenant    string // the owner's tenant, for quotas ("" for adopted boxes)
-	session   string // legacy MCP session that owns it, or ""
+	owner     string    // Principal.Digest of the owner
+	tenant    string    // the owner's tenant, for quotas ("" for adopted boxes)
+	session   string    // legacy MCP session that owns it, or ""
 	expires   time.Time // its maximum lifetime's end; see endAt
 	// creator is who created it, for the audit records of calls that
 	// reach it by an access token rather than a login (the E2B data

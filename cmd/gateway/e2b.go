@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/sandgate/sandgate/auth/apikey"
 	"github.com/sandgate/sandgate/gateway"
 )
 
@@ -24,8 +25,22 @@ func setupE2B(cfg config, g *gateway.Config) error {
 	}
 	maps.Copy(templates, extra)
 	g.E2B.Templates = templates
-	g.E2B.AccessKey, err = accessKey(cfg, g.VarDir)
-	return err
+	if g.E2B.AccessKey, err = accessKey(cfg, g.VarDir); err != nil {
+		return err
+	}
+	keys, err := apikey.Open(apiKeyFile(g.VarDir))
+	if err != nil {
+		return fmt.Errorf("open API keys: %w", err)
+	}
+	g.E2B.APIKey = func(key string) (gateway.Principal, error) {
+		rec, err := keys.Lookup(key)
+		if err != nil {
+			return gateway.Principal{}, err
+		}
+		id := rec.Identity()
+		return gateway.Principal{Issuer: id.Issuer, Subject: id.Subject, Tenant: id.Tenant, ClientID: id.ClientID, Scopes: id.Scopes}, nil
+	}
+	return nil
 }
 
 // templateAliases parses --e2b-templates.
