@@ -99,7 +99,7 @@ func (g *Server) principal(ctx context.Context) Principal {
 		return LocalPrincipal
 	}
 	id, _ := resource.IdentityFrom(ctx)
-	return Principal{Issuer: id.Issuer, Subject: id.Subject, Tenant: id.Tenant, ClientID: id.ClientID, Scopes: id.Scopes}
+	return PrincipalFor(id)
 }
 
 // missingScopes returns the scopes a tools/call needs that p lacks. Only

@@ -47,7 +47,7 @@ func startLocalOAuthGateway(t *testing.T) *oauthGateway {
 	return startOAuthGatewayOn(t, startLocalGatewayWith)
 }
 
-func startOAuthGatewayOn(t *testing.T, start func(testing.TB, net.Listener, func(*gateway.Config)) *testGateway) *oauthGateway {
+func startOAuthGatewayOn(t *testing.T, start func(testing.TB, net.Listener, func(*gateway.Config)) *testGateway, extra ...func(*gateway.Config)) *oauthGateway {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -79,6 +79,9 @@ func startOAuthGatewayOn(t *testing.T, start func(testing.TB, net.Listener, func
 			t.Fatal(err)
 		}
 		c.Auth, c.AuthServer, c.AuthRoutes = rs, is.Handler(), is.Routes()
+		for _, f := range extra {
+			f(c)
+		}
 	})
 	og.testGateway = tg
 	return og

@@ -34,6 +34,12 @@ func (p Principal) audit() audit.Principal {
 	return audit.Principal{Issuer: p.Issuer, Subject: p.Subject, Tenant: p.Tenant, ClientID: p.ClientID, Scopes: p.Scopes}
 }
 
+// PrincipalFor is the principal of a verified identity: an OAuth token's
+// or an API key's (auth/apikey).
+func PrincipalFor(id auth.Identity) Principal {
+	return Principal{Issuer: id.Issuer, Subject: id.Subject, Tenant: id.Tenant, ClientID: id.ClientID, Scopes: id.Scopes}
+}
+
 type principalKey struct{}
 
 // WithPrincipal returns ctx carrying p.

@@ -37,8 +37,7 @@ func setupE2B(cfg config, g *gateway.Config) error {
 		if err != nil {
 			return gateway.Principal{}, err
 		}
-		id := rec.Identity()
-		return gateway.Principal{Issuer: id.Issuer, Subject: id.Subject, Tenant: id.Tenant, ClientID: id.ClientID, Scopes: id.Scopes}, nil
+		return gateway.PrincipalFor(rec.Identity()), nil
 	}
 	return nil
 }

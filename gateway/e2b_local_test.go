@@ -1,0 +1,210 @@
+package gateway_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sandgate/sandgate/auth"
+	"github.com/sandgate/sandgate/auth/apikey"
+	"github.com/sandgate/sandgate/auth/issuer"
+	"github.com/sandgate/sandgate/gateway"
+	"github.com/sandgate/sandgate/gateway/audit"
+)
+
+// e2bKeyGateway is a gateway with OAuth on, whose E2B API also takes
+// keys from an apikey.Store, as cmd/gateway wires it.
+func e2bKeyGateway(t *testing.T) (*oauthGateway, *apikey.Store) {
+	t.Helper()
+	keys, err := apikey.Open(filepath.Join(t.TempDir(), "apikeys.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	og := startOAuthGatewayOn(t, startLocalGatewayWith, func(c *gateway.Config) {
+		c.E2B.APIKey = func(key string) (gateway.Principal, error) {
+			rec, err := keys.Lookup(key)
+			return gateway.PrincipalFor(rec.Identity()), err
+		}
+	})
+	return og, keys
+}
+
+// e2bCall sends one control-plane request with the given headers and
+// decodes a JSON answer into out (when not nil).
+func e2bCall(t *testing.T, method, u string, header map[string]string, body any, out any) *http.Response {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(t.Context(), method, u, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if out != nil && len(raw) > 0 {
+		if err := json.Unmarshal(raw, out); err != nil {
+			t.Fatalf("%s %s: %d %s: %v", method, u, resp.StatusCode, raw, err)
+		}
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(raw))
+	return resp
+}
+
+type e2bCreated struct {
+	SandboxID       string `json:"sandboxID"`
+	TemplateID      string `json:"templateID"`
+	EnvdVersion     string `json:"envdVersion"`
+	EnvdAccessToken string `json:"envdAccessToken"`
+}
+
+type e2bListed struct {
+	SandboxID string            `json:"sandboxID"`
+	EndAt     time.Time         `json:"endAt"`
+	Metadata  map[string]string `json:"metadata"`
+	Network   struct {
+		AllowOut []string `json:"allowOut"`
+	} `json:"network"`
+}
+
+// TestLocalE2BControlPlane: keys of two tenants; one creates, lists,
+// times out and kills a sandbox, the other can see and touch none of it;
+// bad credentials get 401 and unsupported features 400, each saying
+// why; every call is in the audit log under the key's identity.
+func TestLocalE2BControlPlane(t *testing.T) {
+	t.Parallel()
+	og, keys := e2bKeyGateway(t)
+	keyA, recA, err := keys.Add("ci", "tenant-a", []string{auth.ScopeExec, auth.ScopeFilesRead, auth.ScopeFilesWrite})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyB, _, err := keys.Add("other", "tenant-b", []string{auth.ScopeExec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := map[string]string{"X-API-KEY": keyA}, map[string]string{"X-API-KEY": keyB}
+
+	var made e2bCreated
+	resp := e2bCall(t, "POST", og.Base+"/v2/sandboxes", a, map[string]any{"templateID": "base", "timeout": 300, "metadata": map[string]string{"job": "42"}}, &made)
+	if resp.StatusCode != http.StatusCreated || made.SandboxID == "" || made.EnvdAccessToken == "" || made.EnvdVersion == "" || made.TemplateID != "base" {
+		t.Fatalf("create: %d %+v", resp.StatusCode, made)
+	}
+	id := made.SandboxID
+	var got e2bListed
+	if resp := e2bCall(t, "GET", og.Base+"/sandboxes/"+id, a, nil, &got); resp.StatusCode != http.StatusOK || got.Metadata["job"] != "42" {
+		t.Fatalf("get: %d %+v", resp.StatusCode, got)
+	}
+	if resp := e2bCall(t, "GET", og.Base+"/sandboxes/"+id, b, nil, nil); resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("another tenant's get: %d, want 404", resp.StatusCode)
+	}
+	for _, h := range []map[string]string{b, a} {
+		var page []e2bListed
+		e2bCall(t, "GET", og.Base+"/v2/sandboxes?metadata="+url.QueryEscape("job=42"), h, nil, &page)
+		if want := h["X-API-KEY"] == keyA; (len(page) == 1 && page[0].SandboxID == id) != want {
+			t.Fatalf("list as %s: %+v", h["X-API-KEY"][:8], page)
+		}
+	}
+	before := time.Now()
+	if resp := e2bCall(t, "POST", og.Base+"/sandboxes/"+id+"/timeout", a, map[string]any{"timeout": 30}, nil); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("timeout: %d", resp.StatusCode)
+	}
+	e2bCall(t, "GET", og.Base+"/sandboxes/"+id, a, nil, &got)
+	if got.EndAt.Before(before.Add(29*time.Second)) || got.EndAt.After(time.Now().Add(31*time.Second)) {
+		t.Fatalf("endAt %v after a 30 s timeout set at %v", got.EndAt, before)
+	}
+
+	for _, c := range []struct {
+		name   string
+		method string
+		path   string
+		header map[string]string
+		body   any
+		status int
+		says   string
+	}{
+		{"no key", "GET", "/v2/sandboxes", nil, nil, 401, "X-API-KEY"},
+		{"wrong key", "GET", "/v2/sandboxes", map[string]string{"X-API-KEY": "e2b_" + strings.Repeat("0", 40)}, nil, 401, "apikey add"},
+		{"pause", "POST", "/sandboxes/" + id + "/pause", a, nil, 400, "pausing"},
+		{"template build", "POST", "/v3/templates", a, nil, 400, "templates"},
+		{"unknown template", "POST", "/v2/sandboxes", a, map[string]any{"templateID": "nope"}, 400, "code-interpreter-v1"},
+		{"env at create", "POST", "/v2/sandboxes", a, map[string]any{"envVars": map[string]string{"A": "1"}}, 400, "envs to each command"},
+		{"deny list", "PUT", "/sandboxes/" + id + "/network", a, map[string]any{"denyOut": []string{"10.0.0.0/8"}}, 400, "denyOut"},
+		{"network beyond ceiling", "PUT", "/sandboxes/" + id + "/network", a, map[string]any{"allowOut": []string{"example.com"}}, 400, "operator allows"},
+		{"kill as another tenant", "DELETE", "/sandboxes/" + id, b, nil, 404, "not found"},
+	} {
+		var e struct {
+			Message string `json:"message"`
+		}
+		resp := e2bCall(t, c.method, og.Base+c.path, c.header, c.body, &e)
+		if resp.StatusCode != c.status || !strings.Contains(e.Message, c.says) {
+			t.Errorf("%s: %d %q, want %d saying %q", c.name, resp.StatusCode, e.Message, c.status, c.says)
+		}
+	}
+
+	if resp := e2bCall(t, "DELETE", og.Base+"/sandboxes/"+id, a, nil, nil); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("kill: %d", resp.StatusCode)
+	}
+	if resp := e2bCall(t, "GET", og.Base+"/sandboxes/"+id, a, nil, nil); resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("get after kill: %d", resp.StatusCode)
+	}
+	var tools []string
+	for _, ev := range auditRecords(t, og.AuditPath) {
+		if ev.Kind == audit.KindToolEnd && ev.Principal.Issuer == apikey.Issuer && ev.Principal.Subject == recA.ID {
+			tools = append(tools, ev.Tool)
+		}
+	}
+	for _, want := range []string{"e2b.sandbox.create", "e2b.sandbox.get", "e2b.sandbox.list", "e2b.sandbox.timeout", "e2b.sandbox.kill"} {
+		if !slices.Contains(tools, want) {
+			t.Errorf("no %s record under key %s; have %v", want, recA.ID, tools)
+		}
+	}
+}
+
+// TestLocalE2BSameSandboxFromMCP: an OAuth token works on the E2B API
+// too, and a sandbox it creates there is the same sandbox over MCP.
+func TestLocalE2BSameSandboxFromMCP(t *testing.T) {
+	t.Parallel()
+	og, _ := e2bKeyGateway(t)
+	id, secret, err := issuer.AddClient(og.AuthDir, "both", auth.AllScopes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, code := postToken(t, og.tokenEndpoint(t), url.Values{"grant_type": {"client_credentials"}, "scope": {strings.Join(auth.AllScopes, " ")}}, id+":"+secret)
+	if code != http.StatusOK {
+		t.Fatalf("token: %d", code)
+	}
+	bearer := map[string]string{"Authorization": "Bearer " + tr.AccessToken}
+	var made e2bCreated
+	if resp := e2bCall(t, "POST", og.Base+"/v2/sandboxes", bearer, map[string]any{"templateID": "base"}, &made); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("create with a bearer token: %d", resp.StatusCode)
+	}
+	c := bearerClient(t, og.URL, tr.AccessToken)
+	res := mustOK(t, "write_file", call(t, c, "write_file", map[string]any{"sandbox_id": made.SandboxID, "path": "from-mcp.txt", "content": "hello"}))
+	_ = res
+	info := structuredAs[map[string]any](t, mustOK(t, "sandbox_info", call(t, c, "sandbox_info", map[string]any{"sandbox_id": made.SandboxID})))
+	if info["sandbox_id"] != made.SandboxID {
+		t.Fatalf("sandbox_info over MCP: %v", info)
+	}
+	var page []e2bListed
+	e2bCall(t, "GET", og.Base+"/v2/sandboxes", bearer, nil, &page)
+	if len(page) != 1 || page[0].SandboxID != made.SandboxID {
+		t.Fatalf("list with the bearer token: %+v", page)
+	}
+}
