@@ -77,9 +77,7 @@ func handlers(svc Services) registry {
 
 	r.add(protocol.OpProcessStart, unary(func(_ context.Context, req protocol.ExecRequest) (protocol.ProcessInfo, error) { return pm.Start(req) }))
 	r.add(protocol.OpProcessList, unary(func(context.Context, struct{}) (protocol.ProcessList, error) { return pm.List(), nil }))
-	r.add(protocol.OpProcessOutput, unary(func(_ context.Context, req protocol.ProcessOutputRequest) (protocol.ProcessOutput, error) {
-		return pm.Output(req)
-	}))
+	r.add(protocol.OpProcessOutput, unary(pm.Output))
 	r.add(protocol.OpProcessWrite, unary(func(_ context.Context, req protocol.ProcessWriteRequest) (protocol.ProcessInfo, error) {
 		return pm.Write(req)
 	}))

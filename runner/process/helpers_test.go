@@ -176,7 +176,7 @@ func waitOutput(t *testing.T, m *process.Manager, id, want string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		out, err := m.Output(protocol.ProcessOutputRequest{ID: id})
+		out, err := m.Output(t.Context(), protocol.ProcessOutputRequest{ID: id})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package process
 
 import (
+	"context"
 	"sync"
 
 	"github.com/sandgate/sandgate/runner/protocol"
@@ -15,7 +16,10 @@ const defaultReadBytes = 256 << 10
 // req.Offset and what is returned. Reading from NextOffset continues
 // without gaps or repeats; More says whether output is already waiting
 // there.
-func (m *Manager) Output(req protocol.ProcessOutputRequest) (protocol.ProcessOutput, error) {
+//
+// With req.WaitMs, a read at the end of a running process's output first
+// waits (see awaitOutput); ctx ends that wait early with CodeCanceled.
+func (m *Manager) Output(ctx context.Context, req protocol.ProcessOutputRequest) (protocol.ProcessOutput, error) {
 	b, err := m.get(req.ID)
 	if err != nil {
 		return protocol.ProcessOutput{}, err
@@ -28,10 +32,16 @@ func (m *Manager) Output(req protocol.ProcessOutputRequest) (protocol.ProcessOut
 		n = defaultReadBytes
 	}
 	n = min(n, logWindow)
+	if req.WaitMs < 0 {
+		return protocol.ProcessOutput{}, protocol.Errorf(protocol.CodeInvalid, "wait_ms must not be negative; pass 0 to answer at once")
+	}
 	total := b.log.bytes()
 	if req.Offset < 0 || req.Offset > total {
 		return protocol.ProcessOutput{}, protocol.Errorf(protocol.CodeInvalid,
 			"offset %d is outside the output (%d bytes so far); pass 0 or the next_offset of the last read", req.Offset, total)
+	}
+	if err := b.awaitOutput(ctx, req.Offset, waitFor(req.WaitMs)); err != nil {
+		return protocol.ProcessOutput{}, err
 	}
 	stdout, stderr, from, total := b.log.read(req.Offset, n)
 	next := from + int64(len(stdout)+len(stderr))
@@ -64,6 +74,9 @@ type outputLog struct {
 	segs  []segment
 	start int64 // offset of the first kept byte
 	total int64 // bytes ever logged; the offset of the next byte
+	// grew, when not nil, is closed (and forgotten) by the next add, to
+	// wake the readers waiting for output beyond total.
+	grew chan struct{}
 }
 
 type segment struct {
@@ -75,6 +88,10 @@ type segment struct {
 func (l *outputLog) add(stderr bool, b []byte) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.grew != nil {
+		close(l.grew)
+		l.grew = nil
+	}
 	l.total += int64(len(b))
 	if n := len(l.segs); n > 0 && l.segs[n-1].stderr == stderr && len(l.segs[n-1].data)+len(b) <= maxSegment {
 		l.segs[n-1].data = append(l.segs[n-1].data, b...)

@@ -27,7 +27,7 @@ func TestStartOutput(t *testing.T) {
 	if end.ExitCode == nil || *end.ExitCode != 4 || end.EndedAt == nil || end.OutputBytes != 13 {
 		t.Errorf("ended info = %+v", end)
 	}
-	out, err := m.Output(protocol.ProcessOutputRequest{ID: info.ID})
+	out, err := m.Output(t.Context(), protocol.ProcessOutputRequest{ID: info.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestStartOutputWindow(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := m.Output(tt.req)
+			got, err := m.Output(t.Context(), tt.req)
 			if codeOf(err) != tt.code {
 				t.Fatalf("Output error = %v, want code %q", err, tt.code)
 			}
@@ -81,7 +81,7 @@ func TestStartOutputWindow(t *testing.T) {
 			}
 		})
 	}
-	out, err := m.Output(protocol.ProcessOutputRequest{ID: big.ID, Offset: 3000000 - 1<<20, MaxBytes: 1 << 30})
+	out, err := m.Output(t.Context(), protocol.ProcessOutputRequest{ID: big.ID, Offset: 3000000 - 1<<20, MaxBytes: 1 << 30})
 	must(t, err)
 	if len(out.Stdout) != 1<<20 || out.More {
 		t.Errorf("whole window: %d bytes, more %v", len(out.Stdout), out.More)
@@ -98,7 +98,7 @@ func TestStartInterleaved(t *testing.T) {
 	waitExited(t, m, info.ID)
 	var stdout, stderr []byte
 	for off := int64(0); ; {
-		out, err := m.Output(protocol.ProcessOutputRequest{ID: info.ID, Offset: off, MaxBytes: 5})
+		out, err := m.Output(t.Context(), protocol.ProcessOutputRequest{ID: info.ID, Offset: off, MaxBytes: 5})
 		must(t, err)
 		stdout, stderr = append(stdout, out.Stdout...), append(stderr, out.Stderr...)
 		if off = out.NextOffset; !out.More {
@@ -269,7 +269,7 @@ func TestStartLimits(t *testing.T) {
 	if n := len(m.List().Processes); n != 256 {
 		t.Errorf("tracked %d processes, want 256", n)
 	}
-	if _, err := m.Output(protocol.ProcessOutputRequest{ID: first}); codeOf(err) != protocol.CodeNotFound {
+	if _, err := m.Output(t.Context(), protocol.ProcessOutputRequest{ID: first}); codeOf(err) != protocol.CodeNotFound {
 		t.Errorf("oldest exited process not evicted: %v", err)
 	}
 	running := 0
