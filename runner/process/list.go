@@ -1,6 +1,10 @@
 package process
 
-import "github.com/sandgate/sandgate/runner/protocol"
+import (
+	"slices"
+
+	"github.com/sandgate/sandgate/runner/protocol"
+)
 
 // List describes the tracked background processes, running and exited,
 // oldest first.
@@ -32,6 +36,9 @@ func (b *background) info() protocol.ProcessInfo {
 		ID:          b.id,
 		Pid:         b.p.pid,
 		Command:     b.command,
+		Argv:        slices.Clone(b.argv),
+		Cwd:         b.cwd,
+		Tag:         b.tag,
 		StartedAt:   b.p.started,
 		Running:     true,
 		OutputBytes: b.log.bytes(),

@@ -30,18 +30,21 @@ type command struct {
 	env     []string // including the marker
 	id      string   // the marker's value
 	display string   // what ProcessInfo.Command shows
+	shell   bool     // started from a command string, not from argv
+	tag     string   // ExecRequest.Tag
 }
 
 // prepare validates req and resolves what starting it needs. Errors are
 // *protocol.Error.
 func (m *Manager) prepare(req protocol.ExecRequest) (command, error) {
-	c := command{id: randomID(8)}
+	c := command{id: randomID(8), tag: req.Tag}
 	switch {
 	case req.Command != "" && len(req.Argv) > 0, req.Command == "" && len(req.Argv) == 0:
 		return c, protocol.Errorf(protocol.CodeInvalid, "give exactly one of command (run by /bin/sh -c) or argv")
 	case req.Command != "":
 		c.argv = []string{"/bin/sh", "-c", req.Command}
 		c.display = req.Command
+		c.shell = true
 	default:
 		c.argv = req.Argv
 		c.display = strings.Join(req.Argv, " ")

@@ -2,6 +2,7 @@ package process
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -9,10 +10,15 @@ import (
 	"github.com/sandgate/sandgate/runner/protocol"
 )
 
-// background is one process started by Start, running or exited.
+// background is one process started by Start, running or exited. The
+// fields up to p are set before it is tracked and never change, so info
+// reads them without a lock.
 type background struct {
 	id      string
 	command string
+	argv    []string // nil when started from a command string
+	cwd     string   // resolved working directory
+	tag     string
 	p       *proc
 	log     outputLog
 	done    chan struct{} // closed once the tree is gone and end is set
@@ -93,7 +99,11 @@ func (m *Manager) launch(c command) (*background, error) {
 		return nil, err
 	}
 	m.wg.Add(1)
-	b := &background{id: "p-" + randomID(4), command: c.display, p: p, done: make(chan struct{}), stdin: make(chan struct{}, 1)}
+	b := &background{id: "p-" + randomID(4), command: c.display, cwd: c.dir, tag: c.tag, p: p,
+		done: make(chan struct{}), stdin: make(chan struct{}, 1)}
+	if !c.shell {
+		b.argv = slices.Clone(c.argv)
+	}
 	m.procs[b.id] = b
 	m.order = append(m.order, b)
 	m.evict()
