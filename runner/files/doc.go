@@ -18,5 +18,7 @@
 //
 // Writes and edits replace files atomically (temporary file in the same
 // directory, fsync, rename), so a reader never sees half a file and a
-// failed write leaves the old content and no temporary file behind.
+// failed write leaves the old content and no temporary file behind. An
+// append (for a file sent in pieces) is the exception: it adds to the
+// file in place, and a failed one takes back what it added.
 package files

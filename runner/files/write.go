@@ -13,7 +13,8 @@ import (
 
 // Write replaces or creates a whole file atomically, creating missing
 // parent directories. A symlink at the path is written through, so the
-// link survives and its target gets the content.
+// link survives and its target gets the content. With req.Append it adds
+// the content to the end of the file instead (see appendFile).
 func (s *Service) Write(ctx context.Context, req protocol.WriteRequest) (protocol.WriteResult, error) {
 	p, err := s.resolve("write", req.Path)
 	if err != nil {
@@ -33,6 +34,9 @@ func (s *Service) Write(ctx context.Context, req protocol.WriteRequest) (protoco
 	}
 	if ctx.Err() != nil {
 		return protocol.WriteResult{}, canceled("write", p)
+	}
+	if req.Append {
+		return s.appendFile(p, data, perm)
 	}
 	// No cancellation past this point: the write is atomic and short, and
 	// stopping between its steps would only leave a temporary file.

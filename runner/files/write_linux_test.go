@@ -21,7 +21,7 @@ const fsizeChildEnv = "SANDGATE_FILES_FSIZE_WORKSPACE"
 
 // TestWriteFailureLeavesNoTempFile makes a write fail halfway, as a full
 // disk would, and checks that the old file is intact and no temporary file
-// remains. RLIMIT_FSIZE gives a real EFBIG from write(2) without needing a
+// remains; and that a failed append takes back what it added. RLIMIT_FSIZE gives a real EFBIG from write(2) without needing a
 // tmpfs mount; it applies to the whole process, so the write runs in a
 // child copy of the test binary.
 func TestWriteFailureLeavesNoTempFile(t *testing.T) {
@@ -44,6 +44,9 @@ func TestWriteFailureLeavesNoTempFile(t *testing.T) {
 	if left := tempFiles(t, ws); len(left) > 0 {
 		t.Errorf("temporary files left behind: %v", left)
 	}
+	if _, err := os.Lstat(filepath.Join(ws, "new.txt")); !os.IsNotExist(err) {
+		t.Errorf("a failed append left the file it created (%v)", err)
+	}
 }
 
 // writeUnderFileSizeLimit runs in the child: it writes more than the file
@@ -63,7 +66,11 @@ func writeUnderFileSizeLimit(t *testing.T, ws string) {
 	s := files.New(files.Options{Workspace: ws})
 	_, err := s.Write(t.Context(), protocol.WriteRequest{Path: "keep.txt", Content: strings.Repeat("x", 1<<16)})
 	_, err2 := s.Edit(t.Context(), protocol.EditRequest{Path: "keep.txt", OldString: "old", NewString: strings.Repeat("y", 1<<16)})
+	_, err3 := s.Write(t.Context(), protocol.WriteRequest{Path: "keep.txt", Content: strings.Repeat("z", 1<<16), Append: true})
+	_, err4 := s.Write(t.Context(), protocol.WriteRequest{Path: "new.txt", Content: strings.Repeat("z", 1<<16), Append: true})
 	syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old) // so the test framework can write freely again
 	checkErr(t, err, protocol.CodeTooLarge, "file size limit")
 	checkErr(t, err2, protocol.CodeTooLarge, "file size limit")
+	checkErr(t, err3, protocol.CodeTooLarge, "file size limit")
+	checkErr(t, err4, protocol.CodeTooLarge, "file size limit")
 }
