@@ -59,6 +59,11 @@ func (s *Server) serveEgress(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// features is what this runner announces in protocol.FeaturesHeader: the
+// additions to the protocol that a gateway must not use with a runner
+// built before them (one still running in a sandbox across an upgrade).
+const features = protocol.FeaturePayload + "," + protocol.FeatureOutputWait + "," + protocol.FeatureAppend
+
 // ServeHTTP upgrades a request on protocol.Path to a websocket after
 // checking the protocol version, then serves it until it closes.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -67,7 +72,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set(protocol.VersionHeader, strconv.Itoa(protocol.Version))
-	w.Header().Set(protocol.FeaturesHeader, protocol.FeaturePayload)
+	w.Header().Set(protocol.FeaturesHeader, features)
 	if got := r.Header.Get(protocol.VersionHeader); got != strconv.Itoa(protocol.Version) {
 		http.Error(w, fmt.Sprintf("protocol version mismatch: runner speaks %d, gateway asked for %q; rebuild the gateway and the runner from the same source (make build)", protocol.Version, got), http.StatusUpgradeRequired)
 		return
