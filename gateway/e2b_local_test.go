@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -23,11 +24,17 @@ import (
 // keys from an apikey.Store, as cmd/gateway wires it.
 func e2bKeyGateway(t *testing.T) (*oauthGateway, *apikey.Store) {
 	t.Helper()
+	return e2bKeyGatewayOn(t, startLocalGatewayWith)
+}
+
+// e2bKeyGatewayOn is e2bKeyGateway on the provider start chooses.
+func e2bKeyGatewayOn(t *testing.T, start func(testing.TB, net.Listener, func(*gateway.Config)) *testGateway) (*oauthGateway, *apikey.Store) {
+	t.Helper()
 	keys, err := apikey.Open(filepath.Join(t.TempDir(), "apikeys.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	og := startOAuthGatewayOn(t, startLocalGatewayWith, func(c *gateway.Config) {
+	og := startOAuthGatewayOn(t, start, func(c *gateway.Config) {
 		c.E2B.APIKey = func(key string) (gateway.Principal, error) {
 			rec, err := keys.Lookup(key)
 			return gateway.PrincipalFor(rec.Identity()), err

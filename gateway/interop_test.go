@@ -78,7 +78,7 @@ func TestInteropTypeScriptSDK(t *testing.T) {
 		t.Skip("needs Node, npm and the Docker engine; skipped in -short mode")
 	}
 	node, npm := requireNode(t)
-	dir := installInteropClient(t, npm)
+	dir := installNodeClient(t, npm, "interop")
 	tg := startGateway(t, nil)
 
 	obs := runInteropClient(t, node, dir, tg.URL)
@@ -190,12 +190,12 @@ func requireNode(t *testing.T) (node, npm string) {
 	return node, npm
 }
 
-// installInteropClient copies testdata/interop's files (not a stray
+// installNodeClient copies testdata/NAME's files (not a stray
 // node_modules) to a temp dir and installs the locked dependencies there.
-func installInteropClient(t *testing.T, npm string) string {
+func installNodeClient(t *testing.T, npm, name string) string {
 	t.Helper()
 	dir := t.TempDir()
-	entries, err := os.ReadDir(filepath.Join("testdata", "interop"))
+	entries, err := os.ReadDir(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,21 +203,27 @@ func installInteropClient(t *testing.T, npm string) string {
 		if !e.Type().IsRegular() {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join("testdata", "interop", e.Name()))
+		b, err := os.ReadFile(filepath.Join("testdata", name, e.Name()))
 		if err != nil {
 			t.Fatal(err)
 		}
 		writeFile(t, filepath.Join(dir, e.Name()), string(b))
 	}
+	npmIn(t, npm, dir, "ci", "--no-audit", "--no-fund", "--prefer-offline")
+	return dir
+}
+
+// npmIn runs npm with args in dir.
+func npmIn(t *testing.T, npm, dir string, args ...string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--prefer-offline")
+	cmd := exec.CommandContext(ctx, npm, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "npm_config_update_notifier=false")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
+		t.Fatalf("npm %s in %s: %v\n%s", strings.Join(args, " "), dir, err, out)
 	}
-	return dir
 }
 
 // runInteropClient runs client.mjs against url and decodes its report; a

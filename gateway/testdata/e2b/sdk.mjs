@@ -1,0 +1,136 @@
+// Drives a Sandgate gateway with the unmodified E2B SDKs, pointed at it by
+// E2B_API_URL, E2B_SANDBOX_URL and E2B_API_KEY; E2B_OTHER_KEY belongs to
+// another tenant. Prints a JSON report; exits non-zero when a check failed.
+import crypto from 'node:crypto'
+import { createRequire } from 'node:module'
+import { Sandbox } from '@e2b/code-interpreter'
+import { CommandExitError } from 'e2b'
+
+const require = createRequire(import.meta.url)
+const report = {
+  sdk: require('e2b/package.json').version,
+  interpreterSdk: require('@e2b/code-interpreter/package.json').version,
+  steps: [],
+  failures: [],
+}
+const check = (ok, what, seen) => {
+  report.steps.push(what)
+  if (!ok) report.failures.push(`${what}: saw ${JSON.stringify(seen)}`)
+}
+const sha = (buf) => crypto.createHash('sha256').update(buf).digest('hex')
+
+async function commands(sbx) {
+  await sbx.files.makeDir('/workspace/sub')
+  const r = await sbx.commands.run('echo "$GREETING from $(pwd)"; echo warn >&2', { envs: { GREETING: 'hi' }, cwd: '/workspace/sub' })
+  check(r.exitCode === 0 && r.stdout === 'hi from /workspace/sub\n' && r.stderr === 'warn\n', 'run with envs and cwd', r)
+
+  let exit
+  try {
+    await sbx.commands.run('exit 3')
+  } catch (e) {
+    exit = e instanceof CommandExitError ? e.exitCode : String(e)
+  }
+  check(exit === 3, 'a failing command throws CommandExitError with its exit code', exit)
+
+  const chunks = []
+  const long = await sbx.commands.run('for i in 1 2 3 4; do echo line$i; sleep 0.2; done', { onStdout: (d) => chunks.push(d) })
+  check(long.stdout === 'line1\nline2\nline3\nline4\n' && chunks.length >= 2 && chunks.join('') === long.stdout,
+    'a long command streams its output in several chunks', { chunks, stdout: long.stdout })
+
+  const reader = await sbx.commands.run('read a; echo got:$a', { background: true, stdin: true })
+  await sbx.commands.sendStdin(reader.pid, 'ping\n')
+  const fed = await reader.wait()
+  check(fed.stdout === 'got:ping\n', 'a background process reads what sendStdin sent', fed)
+
+  const sleeper = await sbx.commands.run('sleep 60', { background: true })
+  const listed = await sbx.commands.list()
+  check(listed.some((p) => p.pid === sleeper.pid), 'commands.list shows a background process', listed)
+  check(await sbx.commands.kill(sleeper.pid), 'commands.kill kills it', false)
+}
+
+async function files(sbx) {
+  const info = await sbx.files.write('/workspace/hello.txt', 'hello world')
+  check(info.path === '/workspace/hello.txt', 'files.write answers the path', info)
+  check(await sbx.files.read('/workspace/hello.txt') === 'hello world', 'files.read reads it back', null)
+  const entries = await sbx.files.list('/workspace')
+  check(entries.some((e) => e.name === 'hello.txt' && e.type === 'file'), 'files.list lists it', entries)
+  await sbx.files.rename('/workspace/hello.txt', '/workspace/sub/moved.txt')
+  check(await sbx.files.exists('/workspace/sub/moved.txt') && !(await sbx.files.exists('/workspace/hello.txt')), 'files.rename moves it', null)
+  await sbx.files.remove('/workspace/sub/moved.txt')
+  check(!(await sbx.files.exists('/workspace/sub/moved.txt')), 'files.remove removes it', null)
+  let missing
+  try {
+    await sbx.files.read('/workspace/nope.txt')
+  } catch (e) {
+    missing = e.name
+  }
+  check(missing === 'FileNotFoundError' || missing === 'NotFoundError', 'reading a missing file is not found', missing)
+
+  const big = crypto.randomBytes(100 << 20)
+  await sbx.files.write('/workspace/big.bin', big.buffer.slice(big.byteOffset, big.byteOffset + big.byteLength))
+  const back = await sbx.files.read('/workspace/big.bin', { format: 'bytes' })
+  check(back.length === big.length && sha(back) === sha(big), '100 MiB upload and download keep every byte', { length: back.length })
+  report.bigFileSha256 = sha(big)
+}
+
+async function code(sbx) {
+  await sbx.runCode('x = 41')
+  const sum = await sbx.runCode('print("side effect")\nx + 1')
+  check(sum.text === '42' && sum.logs.stdout.join('') === 'side effect\n', 'runCode keeps state and returns the last expression', sum.toJSON())
+  const chart = await sbx.runCode('import matplotlib.pyplot as plt\nplt.plot([1, 2, 3], [4, 1, 9])\nplt.show()')
+  const png = chart.results.find((r) => r.png)
+  check(png && Buffer.from(png.png, 'base64').subarray(1, 4).toString() === 'PNG', 'runCode returns a matplotlib chart as PNG', chart.results.map((r) => r.formats()))
+  const err = await sbx.runCode('1 / 0')
+  check(err.error && err.error.name === 'ZeroDivisionError' && err.error.traceback.includes('ZeroDivisionError'), 'runCode reports an error with name and traceback', err.error)
+}
+
+async function lifecycle(sbx) {
+  await sbx.setTimeout(120_000)
+  const info = await sbx.getInfo()
+  const left = info.endAt.getTime() - Date.now()
+  check(left > 100_000 && left <= 121_000, 'setTimeout moves endAt', { endAt: info.endAt })
+
+  const page = await Sandbox.list().nextItems()
+  check(page.some((s) => s.sandboxId === sbx.sandboxId && s.metadata.suite === 'sdk'), 'Sandbox.list lists it with its metadata', page)
+
+  const again = await Sandbox.connect(sbx.sandboxId)
+  const seen = await again.commands.run('cat /workspace/big.bin | sha256sum | cut -c1-64')
+  check(seen.stdout.trim() === report.bigFileSha256, 'Sandbox.connect reaches the same sandbox', seen.stdout)
+
+  const other = { apiKey: process.env.E2B_OTHER_KEY }
+  let foreign
+  try {
+    await Sandbox.connect(sbx.sandboxId, other)
+  } catch (e) {
+    foreign = e.name
+  }
+  check(foreign === 'SandboxNotFoundError' || foreign === 'NotFoundError', 'another tenant cannot connect to it', foreign)
+  check(await Sandbox.kill(sbx.sandboxId, other) === false, 'another tenant cannot kill it', true)
+  const otherPage = await Sandbox.list(other).nextItems()
+  check(!otherPage.some((s) => s.sandboxId === sbx.sandboxId), 'another tenant does not list it', otherPage)
+
+  const forged = await fetch(`${process.env.E2B_SANDBOX_URL}/files?path=/workspace/big.bin`, {
+    headers: { 'E2b-Sandbox-Id': sbx.sandboxId, 'E2b-Sandbox-Port': '49983', 'X-Access-Token': 'sga1_7_' + '00'.repeat(32) },
+  })
+  check(forged.status === 404, 'a wrong access token is refused', forged.status)
+
+  await sbx.kill()
+  const after = await Sandbox.list().nextItems()
+  check(!after.some((s) => s.sandboxId === sbx.sandboxId), 'kill removes it', after)
+}
+
+try {
+  const sbx = await Sandbox.create({ timeoutMs: 300_000, metadata: { suite: 'sdk' } })
+  report.sandboxId = sbx.sandboxId
+  for (const part of [commands, files, code, lifecycle]) {
+    try {
+      await part(sbx)
+    } catch (e) {
+      report.failures.push(`${part.name}: ${e.name}: ${e.message}`)
+    }
+  }
+} catch (e) {
+  report.failures.push(`create: ${e.name}: ${e.message}`)
+}
+console.log(JSON.stringify(report, null, 2))
+process.exit(report.failures.length ? 1 : 0)
