@@ -42,6 +42,7 @@ type API struct {
 	control http.Handler
 	envd    *http.ServeMux // data plane, port 49983
 	interp  *http.ServeMux // data plane, port 49999
+	execs   execCounter    // the code interpreter's execution counts (interp_count.go)
 }
 
 // New builds the API.
