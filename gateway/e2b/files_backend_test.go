@@ -31,6 +31,9 @@ type filesBackend struct {
 	client *protocol.Client
 	scopes []string
 
+	// finished, when not nil, receives each op whose Do has returned.
+	finished chan e2b.Op
+
 	mu  sync.Mutex
 	ops []e2b.Op
 }
@@ -60,6 +63,9 @@ func (r filesRunner) Do(ctx context.Context, op e2b.Op, fn func(context.Context,
 	r.b.mu.Lock()
 	r.b.ops = append(r.b.ops, op)
 	r.b.mu.Unlock()
+	if r.b.finished != nil {
+		defer func() { r.b.finished <- op }()
+	}
 	return fn(ctx, r.b.client)
 }
 

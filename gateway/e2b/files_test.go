@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/sandgate/sandgate/auth"
+	"github.com/sandgate/sandgate/gateway/e2b"
 )
 
 // bigFile is larger than two upload chunks (8 MiB) and several download
@@ -247,5 +249,52 @@ func TestHealth(t *testing.T) {
 		if res.StatusCode != http.StatusNoContent {
 			t.Errorf("port %s: /health answered %s, want 204", port, res.Status)
 		}
+	}
+}
+
+// failingReader gives n zero bytes, then fails: a client that breaks off
+// its upload.
+type failingReader struct{ n int }
+
+func (r *failingReader) Read(p []byte) (int, error) {
+	if r.n == 0 {
+		return 0, errors.New("the client gave up")
+	}
+	k := min(len(p), r.n)
+	clear(p[:k])
+	r.n -= k
+	return k, nil
+}
+
+func TestUploadBrokenOffLeavesNothing(t *testing.T) {
+	t.Parallel()
+	env := newFilesEnv(t)
+	env.backend.finished = make(chan e2b.Op, 1)
+	// More than the loopback's socket buffers hold, so that the gateway
+	// has written the first chunk to the temporary file when the body
+	// breaks.
+	req := octetUpload("broken.bin", nil)
+	req.body = &failingReader{n: bigFile}
+	r, err := http.NewRequestWithContext(t.Context(), req.method, env.url+req.path, req.body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Header.Set("E2b-Sandbox-Id", env.sandbox)
+	r.Header.Set("X-Access-Token", filesToken)
+	r.Header.Set("Content-Type", req.contentType)
+	if res, err := http.DefaultClient.Do(r); err == nil {
+		res.Body.Close()
+		t.Fatalf("the broken upload answered %s", res.Status)
+	}
+	select {
+	case <-env.backend.finished: // the upload's Do has returned: cleanup is done
+	case <-t.Context().Done():
+		t.Fatal(t.Context().Err())
+	}
+	if l := leftovers(t, env.workspace); len(l) > 0 {
+		t.Fatalf("the broken upload left %v", l)
+	}
+	if _, err := os.Stat(filepath.Join(env.workspace, "broken.bin")); err == nil {
+		t.Fatal("the broken upload created its target")
 	}
 }
