@@ -47,8 +47,12 @@ type sandboxCreated struct {
 // clientID is what E2B calls the cluster node a sandbox runs on.
 const clientID = "sandgate"
 
+// created reports the access token twice: @e2b/code-interpreter sends
+// only the traffic token on /contexts (see headerTrafficToken).
 func created(s Sandbox) sandboxCreated {
-	return sandboxCreated{TemplateID: s.Template, SandboxID: s.ID, ClientID: clientID, EnvdVersion: EnvdVersion, EnvdAccessToken: s.AccessToken}
+	token := s.AccessToken
+	return sandboxCreated{TemplateID: s.Template, SandboxID: s.ID, ClientID: clientID, EnvdVersion: EnvdVersion,
+		EnvdAccessToken: token, TrafficAccessToken: &token}
 }
 
 // sandboxDetail answers get and, without the token, list.
@@ -115,7 +119,7 @@ func (a *API) create(w http.ResponseWriter, r *http.Request) {
 	req := CreateRequest{Template: body.TemplateID, Metadata: body.Metadata}
 	if body.Timeout != nil {
 		if *body.Timeout <= 0 {
-			writeError(w, http.StatusBadRequest, "timeout must be a positive number of seconds")
+			replyErrorStatus(w, http.StatusBadRequest, "timeout must be a positive number of seconds")
 			return
 		}
 		req.Timeout = time.Duration(*body.Timeout) * time.Second
@@ -132,12 +136,12 @@ func (a *API) create(w http.ResponseWriter, r *http.Request) {
 		problem = "an MCP gateway inside the sandbox is not supported: Sandgate itself serves MCP at /mcp"
 	}
 	if problem != "" {
-		writeError(w, http.StatusBadRequest, problem)
+		replyErrorStatus(w, http.StatusBadRequest, problem)
 		return
 	}
 	allow, err := egressAllow(body.AllowInternetAccess, body.Network)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+		replyErrorStatus(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	req.Allow = allow
@@ -146,7 +150,7 @@ func (a *API) create(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, created(s))
+	replyJSON(w, http.StatusCreated, created(s))
 }
 
 func (a *API) get(w http.ResponseWriter, r *http.Request) {
@@ -155,7 +159,7 @@ func (a *API) get(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, detail(s, true))
+	replyJSON(w, http.StatusOK, detail(s, true))
 }
 
 func (a *API) kill(w http.ResponseWriter, r *http.Request) {
@@ -177,7 +181,7 @@ func (a *API) setTimeout(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if body.Timeout == nil {
-		writeError(w, http.StatusBadRequest, "timeout (seconds) is required")
+		replyErrorStatus(w, http.StatusBadRequest, "timeout (seconds) is required")
 		return
 	}
 	if _, err := a.backend.SetTimeout(r.Context(), r.PathValue("id"), time.Duration(*body.Timeout)*time.Second); err != nil {
@@ -227,7 +231,7 @@ func (a *API) connect(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, created(s))
+	replyJSON(w, http.StatusOK, created(s))
 }
 
 // decodeBody reads a small JSON body into v; an empty body leaves v as
@@ -235,40 +239,24 @@ func (a *API) connect(w http.ResponseWriter, r *http.Request) {
 func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxControlBody))
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "read request body: "+err.Error())
+		replyErrorStatus(w, http.StatusBadRequest, "read request body: "+err.Error())
 		return false
 	}
 	if len(body) == 0 {
 		return true
 	}
 	if err := json.Unmarshal(body, v); err != nil {
-		writeError(w, http.StatusBadRequest, "request body is not the JSON expected: "+err.Error())
+		replyErrorStatus(w, http.StatusBadRequest, "request body is not the JSON expected: "+err.Error())
 		return false
 	}
 	return true
 }
 
-// apiError is E2B's error body.
-type apiError struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-}
-
-func writeError(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, apiError{Code: status, Message: msg})
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
 // fail answers a Backend error with its status and text.
 func (a *API) fail(w http.ResponseWriter, err error) {
-	status := httpStatus(err)
+	status := dataStatus(err)
 	if status == http.StatusInternalServerError {
 		a.log.Error("e2b API call failed", "error", err)
 	}
-	writeError(w, status, err.Error())
+	replyErrorStatus(w, status, err.Error())
 }

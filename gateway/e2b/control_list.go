@@ -27,7 +27,7 @@ func (a *API) listAll(w http.ResponseWriter, r *http.Request) {
 	for _, s := range all {
 		out = append(out, detail(s, false))
 	}
-	writeJSON(w, http.StatusOK, out)
+	replyJSON(w, http.StatusOK, out)
 }
 
 // listPage is GET /v2/sandboxes with the SDK's filters: state (every
@@ -39,14 +39,14 @@ func (a *API) listPage(w http.ResponseWriter, r *http.Request) {
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > maxPage {
-			writeError(w, http.StatusBadRequest, "limit must be a number from 1 to "+strconv.Itoa(maxPage))
+			replyErrorStatus(w, http.StatusBadRequest, "limit must be a number from 1 to "+strconv.Itoa(maxPage))
 			return
 		}
 		limit = n
 	}
 	want, err := url.ParseQuery(q.Get("metadata"))
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "metadata must be URL-encoded key=value pairs: "+err.Error())
+		replyErrorStatus(w, http.StatusBadRequest, "metadata must be URL-encoded key=value pairs: "+err.Error())
 		return
 	}
 	all, err := a.backend.List(r.Context())
@@ -70,7 +70,7 @@ func (a *API) listPage(w http.ResponseWriter, r *http.Request) {
 	for _, s := range all {
 		out = append(out, detail(s, false))
 	}
-	writeJSON(w, http.StatusOK, out)
+	replyJSON(w, http.StatusOK, out)
 }
 
 // hasMetadata reports whether s carries every key=value of want.

@@ -62,7 +62,7 @@ func (a *API) setNetwork(w http.ResponseWriter, r *http.Request) {
 	}
 	allow, err := egressAllow(body.AllowInternetAccess, &body)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+		replyErrorStatus(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	if allow == nil {

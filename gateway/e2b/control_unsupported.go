@@ -26,7 +26,7 @@ func (a *API) unsupportedRoutes(mux *http.ServeMux) {
 		"/secrets/":                      "secrets are not supported: never put credentials in a sandbox",
 	} {
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-			writeError(w, http.StatusBadRequest, msg)
+			replyErrorStatus(w, http.StatusBadRequest, msg)
 		})
 	}
 }
