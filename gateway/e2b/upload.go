@@ -10,8 +10,8 @@ import (
 	"net/http"
 )
 
-// entryInfo describes an uploaded file as envd's POST /files answers it.
-type entryInfo struct {
+// writeInfo describes an uploaded file as envd's POST /files answers it.
+type writeInfo struct {
 	Name string `json:"name"`
 	Type string `json:"type"` // always "file"
 	Path string `json:"path"`
@@ -38,7 +38,7 @@ func (a *API) upload(w http.ResponseWriter, r *http.Request) {
 		replyError(w, err)
 		return
 	}
-	var infos []entryInfo
+	var infos []writeInfo
 	if mediaType == "multipart/form-data" {
 		infos, err = a.uploadParts(r.Context(), rn, multipart.NewReader(body, params["boundary"]), r.URL.Query().Get("path"))
 	} else {
@@ -69,7 +69,7 @@ func decodedBody(r *http.Request) (io.Reader, error) {
 }
 
 // uploadBody writes an octet-stream body to ?path=.
-func (a *API) uploadBody(r *http.Request, rn Runner, body io.Reader) ([]entryInfo, error) {
+func (a *API) uploadBody(r *http.Request, rn Runner, body io.Reader) ([]writeInfo, error) {
 	p := r.URL.Query().Get("path")
 	if p == "" {
 		return nil, fmt.Errorf("the path query parameter is missing; pass the destination, e.g. /files?path=/workspace/data.csv: %w", ErrInvalid)
@@ -82,15 +82,15 @@ func (a *API) uploadBody(r *http.Request, rn Runner, body io.Reader) ([]entryInf
 	if err != nil {
 		return nil, err
 	}
-	return []entryInfo{info}, nil
+	return []writeInfo{info}, nil
 }
 
 // uploadParts writes every "file" part of a multipart body. Each file is
 // one runner call of its own, because its path arrives with the part,
 // after the call's audit record would have had to name it. A failure
 // stops the upload; files written before it stay.
-func (a *API) uploadParts(ctx context.Context, rn Runner, mr *multipart.Reader, queryPath string) ([]entryInfo, error) {
-	var infos []entryInfo
+func (a *API) uploadParts(ctx context.Context, rn Runner, mr *multipart.Reader, queryPath string) ([]writeInfo, error) {
+	var infos []writeInfo
 	seen := map[string]bool{}
 	for {
 		part, err := mr.NextRawPart()

@@ -30,16 +30,16 @@ var formNameUnescaper = strings.NewReplacer("%22", `"`, "%0D", "\r", "%0A", "\n"
 
 // uploadFile writes src to p in the sandbox as one runner call. size is
 // the byte count when known (for the audit record), else -1.
-func (a *API) uploadFile(ctx context.Context, rn Runner, p string, src io.Reader, size int64) (entryInfo, error) {
+func (a *API) uploadFile(ctx context.Context, rn Runner, p string, src io.Reader, size int64) (writeInfo, error) {
 	summary := map[string]any{"path": p}
 	if size >= 0 {
 		summary["bytes"] = size
 	}
-	var info entryInfo
+	var info writeInfo
 	op := Op{Name: "files.upload", Scope: auth.ScopeFilesWrite, Summary: summary}
 	err := rn.Do(ctx, op, func(ctx context.Context, c *protocol.Client) error {
 		written, err := a.writeStream(ctx, c, p, src)
-		info = entryInfo{Name: path.Base(written), Type: "file", Path: written}
+		info = writeInfo{Name: path.Base(written), Type: "file", Path: written}
 		return err
 	})
 	return info, err
