@@ -9,7 +9,7 @@ SANDGATE_PORT ?= 8080
 export PATH := $(dir $(GO)):$(PATH)
 
 .PHONY: help setup build runner images run test test-short lint bench fuzz clean compose compose-down
-.PHONY: soak fuzz-short load k8s-up k8s-down test-k8s
+.PHONY: soak fuzz-short load k8s-up k8s-down test-k8s generate
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -106,6 +106,34 @@ test-k8s: ## run the Kubernetes tier: start the local cluster (root), load the i
 	  SANDGATE_K8S=1 $(GO) test -count=1 -timeout 30m ./sandbox/kubernetes/; \
 	  SANDGATE_K8S=1 $(GO) test -count=1 -timeout 30m -run 'Kubernetes' ./gateway/ ./cmd/gateway/ ./deploy/; \
 	fi
+
+# The generated code is committed, and `make generate` must reproduce it
+# byte for byte (check with git diff --exit-code). So every generator is
+# pinned: protoc is Debian's (protobuf-compiler, 3.21 on bookworm; its
+# version is written into the output), and the plugins are built at the
+# exact versions go.mod requires of their modules, so that the generated
+# code and the runtime it calls never disagree.
+PROTO_DIR := gateway/e2b/proto
+PROTO_OUT := gateway/e2b/envd
+PROTO_PLUGINS := $(abspath $(BIN))/protoc-plugins
+PROTOS := process/process.proto filesystem/filesystem.proto
+gomod_version = $(shell $(GO) list -m -f '{{.Version}}' $(1))
+
+generate: ## regenerate the E2B envd services (gateway/e2b/envd) from gateway/e2b/proto
+	@if ! command -v protoc >/dev/null 2>&1 || [ ! -f /usr/include/google/protobuf/timestamp.proto ]; then \
+	  if [ "$$(id -u)" != 0 ]; then echo "generate: protoc is missing; run: sudo apt-get update && sudo apt-get install -y protobuf-compiler libprotobuf-dev"; exit 1; fi; \
+	  echo "generate: installing protobuf-compiler libprotobuf-dev"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get update -qq && apt-get install -y -qq --no-install-recommends protobuf-compiler libprotobuf-dev >/dev/null; \
+	fi
+	GOBIN=$(PROTO_PLUGINS) $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(call gomod_version,google.golang.org/protobuf)
+	GOBIN=$(PROTO_PLUGINS) $(GO) install connectrpc.com/connect/cmd/protoc-gen-connect-go@$(call gomod_version,connectrpc.com/connect)
+	rm -f $(PROTO_OUT)/*/*.pb.go $(PROTO_OUT)/*/*connect/*.connect.go
+	mkdir -p $(PROTO_OUT)
+	protoc -I $(PROTO_DIR) -I /usr/include \
+	  --plugin=protoc-gen-go=$(PROTO_PLUGINS)/protoc-gen-go --go_out=$(PROTO_OUT) --go_opt=paths=source_relative \
+	  --plugin=protoc-gen-connect-go=$(PROTO_PLUGINS)/protoc-gen-connect-go --connect-go_out=$(PROTO_OUT) --connect-go_opt=paths=source_relative \
+	  $(PROTOS)
 
 clean: ## remove build output (not var/)
 	rm -rf $(BIN)
