@@ -1,0 +1,152 @@
+package e2b_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+
+	"github.com/sandgate/sandgate/auth"
+	"github.com/sandgate/sandgate/gateway/e2b"
+	"github.com/sandgate/sandgate/gateway/e2b/envd/filesystem/filesystemconnect"
+	"github.com/sandgate/sandgate/gateway/e2b/envd/process/processconnect"
+	"github.com/sandgate/sandgate/runner/protocol"
+	"github.com/sandgate/sandgate/sandbox"
+	"github.com/sandgate/sandgate/sandbox/sandboxtest"
+)
+
+const testToken = "test-access-token"
+
+// testBackend serves one sandbox of a real runner (sandboxtest.Local)
+// to the holder of testToken; the control plane is not offered.
+type testBackend struct {
+	runner *testRunner
+}
+
+func (b *testBackend) Create(context.Context, e2b.CreateRequest) (e2b.Sandbox, error) {
+	return e2b.Sandbox{}, e2b.ErrUnsupported
+}
+func (b *testBackend) Get(context.Context, string) (e2b.Sandbox, error) {
+	return e2b.Sandbox{}, e2b.ErrUnsupported
+}
+func (b *testBackend) List(context.Context) ([]e2b.Sandbox, error) { return nil, e2b.ErrUnsupported }
+func (b *testBackend) Kill(context.Context, string) error          { return e2b.ErrUnsupported }
+func (b *testBackend) SetTimeout(context.Context, string, time.Duration) (e2b.Sandbox, error) {
+	return e2b.Sandbox{}, e2b.ErrUnsupported
+}
+func (b *testBackend) SetNetwork(context.Context, string, []string) (e2b.Sandbox, error) {
+	return e2b.Sandbox{}, e2b.ErrUnsupported
+}
+
+func (b *testBackend) Open(_ context.Context, id, token string) (e2b.Runner, error) {
+	if id != b.runner.id || token != testToken {
+		return nil, fmt.Errorf("sandbox %s: %w", id, sandbox.ErrNotFound)
+	}
+	return b.runner, nil
+}
+
+// testRunner runs every call on its client, if the token's scopes
+// cover it, and records the ops it was asked for.
+type testRunner struct {
+	id     string
+	c      *protocol.Client
+	scopes []string
+
+	mu  sync.Mutex
+	ops []e2b.Op
+}
+
+func (r *testRunner) ID() string { return r.id }
+
+func (r *testRunner) Do(ctx context.Context, op e2b.Op, fn func(context.Context, *protocol.Client) error) error {
+	r.mu.Lock()
+	r.ops = append(r.ops, op)
+	r.mu.Unlock()
+	if !slices.Contains(r.scopes, op.Scope) {
+		return fmt.Errorf("%s needs the %s scope, which this token lacks: %w", op.Name, op.Scope, e2b.ErrForbidden)
+	}
+	return fn(ctx, r.c)
+}
+
+func (r *testRunner) recorded() []e2b.Op {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.ops)
+}
+
+// env is one sandbox served through the API, with Connect clients that
+// speak to it as the SDKs do (JSON codec, HTTP/1.1).
+type env struct {
+	proc      processconnect.ProcessClient
+	fs        filesystemconnect.FilesystemClient
+	runner    *testRunner
+	workspace string // the sandbox's workspace on this host
+	local     *sandboxtest.Local
+	id        string
+	url       string
+}
+
+// newEnv starts a sandbox and serves it; scopes default to all.
+func newEnv(t *testing.T, scopes ...string) *env {
+	t.Helper()
+	if len(scopes) == 0 {
+		scopes = auth.AllScopes
+	}
+	local := sandboxtest.NewLocal(t)
+	sb, err := local.Create(t.Context(), sandbox.Spec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := protocol.Dial(t.Context(), sb.Dial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	r := &testRunner{id: sb.ID(), c: c, scopes: scopes}
+	srv := httptest.NewServer(e2b.New(e2b.Options{Backend: &testBackend{runner: r}}))
+	t.Cleanup(srv.Close)
+	e := &env{runner: r, workspace: local.Workspace(sb.ID()), local: local, id: sb.ID(), url: srv.URL}
+	e.proc, e.fs = e.clients(testToken)
+	return e
+}
+
+// clients returns Connect clients that send token.
+func (e *env) clients(token string) (processconnect.ProcessClient, filesystemconnect.FilesystemClient) {
+	h := http.Header{}
+	h.Set("E2b-Sandbox-Id", e.id)
+	h.Set("E2b-Sandbox-Port", e2b.EnvdPort)
+	h.Set("X-Access-Token", token)
+	h.Set("Keepalive-Ping-Interval", "50")
+	h.Set("Authorization", "Basic dXNlcjo=") // "user:", which the SDKs send and the API ignores
+	hc := &http.Client{Transport: headerTransport{h: h, base: http.DefaultTransport}}
+	return processconnect.NewProcessClient(hc, e.url, connect.WithProtoJSON()),
+		filesystemconnect.NewFilesystemClient(hc, e.url, connect.WithProtoJSON())
+}
+
+// headerTransport adds the sandbox headers to every request.
+type headerTransport struct {
+	h    http.Header
+	base http.RoundTripper
+}
+
+func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range t.h {
+		r.Header[k] = v
+	}
+	return t.base.RoundTrip(r)
+}
+
+// guard bounds a test's wait for events so that a bug fails it instead
+// of hanging; it is far above anything the operations need.
+func guard(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
