@@ -26,8 +26,8 @@ const envdMaxRequestBytes = 16 << 20
 // do not close an idle stream.
 const headerKeepalive = "Keepalive-Ping-Interval"
 
-// defaultKeepalive applies when a client sends no interval;
-// keepaliveBounds keeps a client's choice sensible.
+// defaultKeepalive applies when a client sends no interval; a client's
+// own choice is kept between minKeepalive and maxKeepalive.
 const (
 	defaultKeepalive = 30 * time.Second
 	minKeepalive     = time.Second
@@ -53,8 +53,8 @@ func (a *API) do(ctx context.Context, h http.Header, op Op, fn func(ctx context.
 	return connectError(r.Do(ctx, op, fn))
 }
 
-// keepalive reads the client's keepalive interval from h.
-func keepalive(h http.Header) time.Duration {
+// keepaliveInterval reads the client's keepalive interval from h.
+func keepaliveInterval(h http.Header) time.Duration {
 	s, err := strconv.Atoi(h.Get(headerKeepalive))
 	if err != nil || s <= 0 {
 		return defaultKeepalive
@@ -126,7 +126,7 @@ func unimplemented(msg string) error {
 	return connect.NewError(connect.CodeUnimplemented, errors.New(msg))
 }
 
-// invalid answers a request the client must change.
-func invalid(msg string) error {
+// invalidArgument answers a request the client must change.
+func invalidArgument(msg string) error {
 	return connect.NewError(connect.CodeInvalidArgument, errors.New(msg))
 }

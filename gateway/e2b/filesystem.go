@@ -74,8 +74,8 @@ func fileMode(f protocol.FileInfo) fs.FileMode {
 	return m
 }
 
-// stat describes path, not following a final symlink.
-func stat(ctx context.Context, c *protocol.Client, path string) (protocol.FileInfo, error) {
+// statEntry describes path, not following a final symlink.
+func statEntry(ctx context.Context, c *protocol.Client, path string) (protocol.FileInfo, error) {
 	var f protocol.FileInfo
 	err := c.Call(ctx, protocol.OpFileStat, protocol.PathRequest{Path: path}, &f)
 	return f, err
@@ -87,7 +87,7 @@ func (s *filesystemService) Stat(ctx context.Context, req *connect.Request[files
 	resp := &filesystem.StatResponse{}
 	op := Op{Name: "filesystem.Stat", Scope: auth.ScopeFilesRead, ReadOnly: true, Summary: map[string]any{"path": path}}
 	err := s.a.do(ctx, req.Header(), op, func(ctx context.Context, c *protocol.Client) error {
-		f, err := stat(ctx, c, path)
+		f, err := statEntry(ctx, c, path)
 		if err != nil {
 			return err
 		}

@@ -19,8 +19,8 @@ func (s *filesystemService) MakeDir(ctx context.Context, req *connect.Request[fi
 	resp := &filesystem.MakeDirResponse{}
 	op := Op{Name: "filesystem.MakeDir", Scope: auth.ScopeFilesWrite, Summary: map[string]any{"path": path}}
 	err := s.a.do(ctx, req.Header(), op, func(ctx context.Context, c *protocol.Client) error {
-		if f, err := stat(ctx, c, path); err == nil {
-			return existing(f)
+		if f, err := statEntry(ctx, c, path); err == nil {
+			return mkdirExisting(f)
 		} else if protocol.CodeOf(err) != protocol.CodeNotFound {
 			return err
 		}
@@ -37,8 +37,8 @@ func (s *filesystemService) MakeDir(ctx context.Context, req *connect.Request[fi
 	return connect.NewResponse(resp), nil
 }
 
-// existing is MakeDir's answer for a path that is already there.
-func existing(f protocol.FileInfo) error {
+// mkdirExisting is MakeDir's answer for a path that is already there.
+func mkdirExisting(f protocol.FileInfo) error {
 	if f.Type == protocol.TypeDir {
 		return connect.NewError(connect.CodeAlreadyExists, fmt.Errorf("directory %s already exists", f.Path))
 	}

@@ -23,7 +23,7 @@ func (s *filesystemService) ListDir(ctx context.Context, req *connect.Request[fi
 	resp := &filesystem.ListDirResponse{}
 	op := Op{Name: "filesystem.ListDir", Scope: auth.ScopeFilesRead, ReadOnly: true, Summary: map[string]any{"path": path, "depth": depth}}
 	err := s.a.do(ctx, req.Header(), op, func(ctx context.Context, c *protocol.Client) error {
-		l, err := list(ctx, c, path, depth)
+		l, err := listEntries(ctx, c, path, depth)
 		if err != nil {
 			return err
 		}
@@ -38,9 +38,9 @@ func (s *filesystemService) ListDir(ctx context.Context, req *connect.Request[fi
 	return connect.NewResponse(resp), nil
 }
 
-// list lists path to depth, failing when the listing would exceed
+// listEntries lists path to depth, failing when the listing would exceed
 // maxListEntries.
-func list(ctx context.Context, c *protocol.Client, path string, depth int) (protocol.ListResult, error) {
+func listEntries(ctx context.Context, c *protocol.Client, path string, depth int) (protocol.ListResult, error) {
 	var l protocol.ListResult
 	req := protocol.ListRequest{Path: path, Depth: depth, Hidden: true, MaxEntries: maxListEntries}
 	if err := c.Call(ctx, protocol.OpFileList, req, &l); err != nil {

@@ -37,7 +37,7 @@ func newPoller(path string, recursive, entry bool) *poller {
 // poll lists the directory and returns what changed since the previous
 // poll; the first poll only takes the baseline.
 func (p *poller) poll(ctx context.Context, c *protocol.Client) ([]*filesystem.FilesystemEvent, error) {
-	l, err := list(ctx, c, p.path, p.depth)
+	l, err := listEntries(ctx, c, p.path, p.depth)
 	if err != nil {
 		return nil, err
 	}

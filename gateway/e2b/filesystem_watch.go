@@ -31,16 +31,16 @@ func (s *filesystemService) WatchDir(ctx context.Context, req *connect.Request[f
 		if err := stream.Send(start); err != nil {
 			return err
 		}
-		return watch(ctx, c, p, keepalive(req.Header()), stream.Send)
+		return watchLoop(ctx, c, p, keepaliveInterval(req.Header()), stream.Send)
 	})
 }
 
-// watch polls until ctx ends, sending each change, and a keepalive when
+// watchLoop polls until ctx ends, sending each change, and a keepalive when
 // nothing went out for ping.
-func watch(ctx context.Context, c *protocol.Client, p *poller, ping time.Duration, send func(*filesystem.WatchDirResponse) error) error {
+func watchLoop(ctx context.Context, c *protocol.Client, p *poller, ping time.Duration, send func(*filesystem.WatchDirResponse) error) error {
 	last := time.Now()
 	for {
-		if err := sleep(ctx, watchInterval); err != nil {
+		if err := pause(ctx, watchInterval); err != nil {
 			return err
 		}
 		evs, err := p.poll(ctx, c)

@@ -63,11 +63,11 @@ func processInfo(p protocol.ProcessInfo) *process.ProcessInfo {
 	return info
 }
 
-// find returns the running process sel names: by pid, or by tag (the
+// findProcess returns the running process sel names: by pid, or by tag (the
 // newest running one with it, as tags need not be unique).
-func find(ctx context.Context, c *protocol.Client, sel *process.ProcessSelector) (protocol.ProcessInfo, error) {
+func findProcess(ctx context.Context, c *protocol.Client, sel *process.ProcessSelector) (protocol.ProcessInfo, error) {
 	if sel == nil || sel.Selector == nil {
-		return protocol.ProcessInfo{}, invalid("select the process by its pid or its tag")
+		return protocol.ProcessInfo{}, invalidArgument("select the process by its pid or its tag")
 	}
 	var l protocol.ProcessList
 	if err := c.Call(ctx, protocol.OpProcessList, nil, &l); err != nil {
@@ -75,15 +75,15 @@ func find(ctx context.Context, c *protocol.Client, sel *process.ProcessSelector)
 	}
 	// The list is oldest first; the newest match wins.
 	for _, p := range slices.Backward(l.Processes) {
-		if p.Running && matches(p, sel) {
+		if p.Running && selects(sel, p) {
 			return p, nil
 		}
 	}
-	return protocol.ProcessInfo{}, fmt.Errorf("no running process with %s; process.List shows the running ones: %w", describe(sel), sandbox.ErrNotFound)
+	return protocol.ProcessInfo{}, fmt.Errorf("no running process with %s; List (commands.list in the SDKs) shows the running ones: %w", describeSelector(sel), sandbox.ErrNotFound)
 }
 
-// matches reports whether p is the process sel names.
-func matches(p protocol.ProcessInfo, sel *process.ProcessSelector) bool {
+// selects reports whether sel names p.
+func selects(sel *process.ProcessSelector, p protocol.ProcessInfo) bool {
 	switch v := sel.Selector.(type) {
 	case *process.ProcessSelector_Pid:
 		return uint32(p.Pid) == v.Pid
@@ -93,8 +93,8 @@ func matches(p protocol.ProcessInfo, sel *process.ProcessSelector) bool {
 	return false
 }
 
-// describe names sel for messages and the audit log.
-func describe(sel *process.ProcessSelector) string {
+// describeSelector names sel for messages and the audit log.
+func describeSelector(sel *process.ProcessSelector) string {
 	if t, ok := sel.GetSelector().(*process.ProcessSelector_Tag); ok {
 		return fmt.Sprintf("tag %q", t.Tag)
 	}

@@ -69,7 +69,7 @@ func (f *follower) follow(ctx context.Context, pid int, offset int64) error {
 			last = time.Now()
 		}
 		if !wait && !sent {
-			if err := sleep(ctx, pollInterval); err != nil {
+			if err := pause(ctx, pollInterval); err != nil {
 				return err
 			}
 		}
@@ -158,8 +158,8 @@ func orContext(ctx context.Context, err error) error {
 	return err
 }
 
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
+// pause waits d or until ctx ends.
+func pause(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

@@ -20,7 +20,7 @@ func (s *processService) SendInput(ctx context.Context, req *connect.Request[pro
 	}
 	sel := req.Msg.GetProcess()
 	data := in.GetStdin()
-	op := Op{Name: "process.SendInput", Scope: auth.ScopeExec, Summary: map[string]any{"process": describe(sel), "bytes": len(data)}}
+	op := Op{Name: "process.SendInput", Scope: auth.ScopeExec, Summary: map[string]any{"process": describeSelector(sel), "bytes": len(data)}}
 	err := s.write(ctx, req.Header(), op, sel, protocol.ProcessWriteRequest{Data: data})
 	if err != nil {
 		return nil, err
@@ -31,7 +31,7 @@ func (s *processService) SendInput(ctx context.Context, req *connect.Request[pro
 // CloseStdin closes a process's stdin, so that its reader sees EOF.
 func (s *processService) CloseStdin(ctx context.Context, req *connect.Request[process.CloseStdinRequest]) (*connect.Response[process.CloseStdinResponse], error) {
 	sel := req.Msg.GetProcess()
-	op := Op{Name: "process.CloseStdin", Scope: auth.ScopeExec, Summary: map[string]any{"process": describe(sel)}}
+	op := Op{Name: "process.CloseStdin", Scope: auth.ScopeExec, Summary: map[string]any{"process": describeSelector(sel)}}
 	err := s.write(ctx, req.Header(), op, sel, protocol.ProcessWriteRequest{Close: true})
 	if err != nil {
 		return nil, err
@@ -42,7 +42,7 @@ func (s *processService) CloseStdin(ctx context.Context, req *connect.Request[pr
 // write sends w to the stdin of the process sel names.
 func (s *processService) write(ctx context.Context, h http.Header, op Op, sel *process.ProcessSelector, w protocol.ProcessWriteRequest) error {
 	return s.a.do(ctx, h, op, func(ctx context.Context, c *protocol.Client) error {
-		p, err := find(ctx, c, sel)
+		p, err := findProcess(ctx, c, sel)
 		if err != nil {
 			return err
 		}

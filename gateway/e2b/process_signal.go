@@ -21,12 +21,12 @@ var signalNames = map[process.Signal]string{
 func (s *processService) SendSignal(ctx context.Context, req *connect.Request[process.SendSignalRequest]) (*connect.Response[process.SendSignalResponse], error) {
 	sig, ok := signalNames[req.Msg.GetSignal()]
 	if !ok {
-		return nil, invalid("signal must be SIGNAL_SIGTERM or SIGNAL_SIGKILL")
+		return nil, invalidArgument("signal must be SIGNAL_SIGTERM or SIGNAL_SIGKILL")
 	}
 	sel := req.Msg.GetProcess()
-	op := Op{Name: "process.SendSignal", Scope: auth.ScopeExec, Summary: map[string]any{"process": describe(sel), "signal": sig}}
+	op := Op{Name: "process.SendSignal", Scope: auth.ScopeExec, Summary: map[string]any{"process": describeSelector(sel), "signal": sig}}
 	err := s.a.do(ctx, req.Header(), op, func(ctx context.Context, c *protocol.Client) error {
-		p, err := find(ctx, c, sel)
+		p, err := findProcess(ctx, c, sel)
 		if err != nil {
 			return err
 		}

@@ -37,7 +37,7 @@ func (s *processService) Start(ctx context.Context, req *connect.Request[process
 				return err
 			}
 		}
-		f := &follower{c: c, id: info.ID, ping: keepalive(req.Header()), send: func(ev *process.ProcessEvent) error {
+		f := &follower{c: c, id: info.ID, ping: keepaliveInterval(req.Header()), send: func(ev *process.ProcessEvent) error {
 			return stream.Send(&process.StartResponse{Event: ev})
 		}}
 		return f.follow(ctx, info.Pid, 0)
@@ -51,7 +51,7 @@ func execRequest(ctx context.Context, m *process.StartRequest) (protocol.ExecReq
 	}
 	cfg := m.GetProcess()
 	if cfg.GetCmd() == "" {
-		return protocol.ExecRequest{}, invalid("process.cmd is empty: name the program to run, e.g. /bin/bash with args [-l, -c, <command>]")
+		return protocol.ExecRequest{}, invalidArgument("process.cmd is empty: name the program to run, e.g. /bin/bash with args [-l, -c, <command>]")
 	}
 	exec := protocol.ExecRequest{
 		Argv: append([]string{cfg.GetCmd()}, cfg.GetArgs()...),
