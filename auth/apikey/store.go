@@ -5,14 +5,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/sandgate/sandgate/auth"
+	"github.com/sandgate/sandgate/auth/jsonstate"
 )
 
 // Error categories; Lookup's are a 401 at the gateway edge, any other
@@ -32,13 +31,14 @@ var (
 const idLen = 12
 
 // Store is the API key file at one path. It is safe for concurrent use,
-// and several processes may use the same file (see the package comment).
+// and several processes may use the same file (see the package comment
+// and package jsonstate, which keeps the file).
 type Store struct {
-	path string
+	file *jsonstate.File[document]
 
-	mu    sync.Mutex // guards snap and stamp
-	snap  *snapshot  // the last decoded version of the file
-	stamp fileStamp
+	mu   sync.Mutex // guards doc and snap
+	doc  *document  // the version snap indexes
+	snap *snapshot
 }
 
 // Open returns the store kept in the file at path. The file need not
@@ -48,7 +48,7 @@ func Open(path string) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("open API key store: the path is empty")
 	}
-	s := &Store{path: filepath.Clean(path)}
+	s := &Store{file: jsonstate.New[document](path)}
 	if _, err := s.load(); err != nil {
 		return nil, fmt.Errorf("open API key store: %w", err)
 	}
@@ -56,63 +56,41 @@ func Open(path string) (*Store, error) {
 }
 
 // Path returns the file the store is kept in.
-func (s *Store) Path() string { return s.path }
+func (s *Store) Path() string { return s.file.Path() }
 
-// load returns the current snapshot, decoding the file again only when it
-// changed since the last call. The caller must not modify the result.
+// load returns the current snapshot, indexing the document again only
+// when the file changed since the last call (jsonstate hands back the
+// same document until then). The caller must not modify the result.
 func (s *Store) load() (*snapshot, error) {
+	doc, err := s.file.Load()
+	if err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st, err := statPath(s.path)
-	if err != nil {
-		return nil, err
-	}
-	if s.snap != nil && st == s.stamp {
+	if doc == s.doc {
 		return s.snap, nil
 	}
-	doc, st, err := readFile(s.path)
+	snap, err := doc.index(s.Path())
 	if err != nil {
 		return nil, err
 	}
-	snap, err := doc.index(s.path)
-	if err != nil {
-		return nil, err
-	}
-	s.snap, s.stamp = snap, st
+	s.doc, s.snap = doc, snap
 	return snap, nil
 }
 
 // update applies change to the document read afresh under the writers'
-// flock and saves the result, so a writer in another process never loses
-// this one's change nor this one its. If change fails nothing is written.
+// lock and saves the result, so a writer in another process never loses
+// this one's change nor this one its. If change fails, or leaves a
+// document that does not index, nothing is written.
 func (s *Store) update(change func(d *document) error) error {
-	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
-		return fmt.Errorf("create directory for %s: %w", s.path, err)
-	}
-	unlock, err := lockPath(s.path + ".lock")
-	if err != nil {
+	return s.file.Update(func(d *document) error {
+		if err := change(d); err != nil {
+			return err
+		}
+		_, err := d.index(s.Path())
 		return err
-	}
-	defer unlock()
-	doc, _, err := readFile(s.path)
-	if err != nil {
-		return err
-	}
-	if err := change(&doc); err != nil {
-		return err
-	}
-	snap, err := doc.index(s.path)
-	if err != nil {
-		return err
-	}
-	st, err := writeFileAtomic(s.path, doc)
-	if err != nil {
-		return err
-	}
-	s.mu.Lock()
-	s.snap, s.stamp = snap, st
-	s.mu.Unlock()
-	return nil
+	})
 }
 
 // Add issues a key for tenant with scopes and returns it with its record.

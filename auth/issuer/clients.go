@@ -92,7 +92,7 @@ func (c clientStore) PutClient(_ context.Context, rec auth.ClientRecord) error {
 }
 
 func (c clientStore) put(rec auth.ClientRecord) error {
-	return c.file.update(func(d *clientsDoc) error {
+	return c.file.Update(func(d *clientsDoc) error {
 		if d.Clients == nil {
 			d.Clients = map[string]auth.ClientRecord{}
 		}
@@ -110,7 +110,7 @@ func (c clientStore) put(rec auth.ClientRecord) error {
 
 // GetClient returns a stored client or auth.ErrClientNotFound.
 func (c clientStore) GetClient(_ context.Context, id string) (auth.ClientRecord, error) {
-	d, err := c.file.load()
+	d, err := c.file.Load()
 	if err != nil {
 		return auth.ClientRecord{}, err
 	}

@@ -51,7 +51,7 @@ func RotateKeys(dir string) (newKID string, err error) {
 		return "", err
 	}
 	f := newJSONFile[keysDoc](dir, keysFile)
-	err = f.update(func(d *keysDoc) error {
+	err = f.Update(func(d *keysDoc) error {
 		now := time.Now().UTC()
 		for i := range d.Keys {
 			if d.Keys[i].RetiredAt.IsZero() {
@@ -76,7 +76,7 @@ func RotateKeys(dir string) (newKID string, err error) {
 // ensureKeys records ttl as a token lifetime in use and creates the first
 // signing key of a new directory.
 func ensureKeys(f *jsonFile[keysDoc], ttl time.Duration) error {
-	return f.update(func(d *keysDoc) error {
+	return f.Update(func(d *keysDoc) error {
 		// Keep the longest lifetime any server recorded: dropping a key
 		// too early breaks tokens, keeping it longer costs nothing.
 		d.TokenTTLSeconds = max(d.TokenTTLSeconds, int64(ttl.Seconds()))

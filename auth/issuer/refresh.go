@@ -70,7 +70,7 @@ func (d *refreshDoc) revokeFamily(family string) {
 
 // revokeFamily revokes every refresh token of one authorization.
 func (s *storage) revokeFamily(family string) error {
-	return s.refresh.update(func(d *refreshDoc) error {
+	return s.refresh.Update(func(d *refreshDoc) error {
 		d.revokeFamily(family)
 		return nil
 	})

@@ -57,13 +57,13 @@ func newStorage(cfg Config) *storage {
 // check loads every state file once, so a corrupt file stops New instead
 // of the first sign-in.
 func (s *storage) check() error {
-	if _, err := s.users.load(); err != nil {
+	if _, err := s.users.Load(); err != nil {
 		return err
 	}
-	if _, err := s.refresh.load(); err != nil {
+	if _, err := s.refresh.Load(); err != nil {
 		return err
 	}
-	_, err := s.clients.store.file.load()
+	_, err := s.clients.store.file.Load()
 	return err
 }
 

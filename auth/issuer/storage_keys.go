@@ -38,7 +38,7 @@ func (k publicKey) Key() any                           { return k.pub }
 // SigningKey returns the current key. keys.json is re-read when it
 // changed, so a RotateKeys from another process takes effect at once.
 func (s *storage) SigningKey(context.Context) (op.SigningKey, error) {
-	d, err := s.keys.load()
+	d, err := s.keys.Load()
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +86,7 @@ func (s *storage) authPublicKeys() ([]auth.PublicKey, error) {
 }
 
 func (s *storage) publishedKeys() ([]publicKey, error) {
-	d, err := s.keys.load()
+	d, err := s.keys.Load()
 	if err != nil {
 		return nil, err
 	}

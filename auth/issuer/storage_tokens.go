@@ -39,7 +39,7 @@ func (s *storage) CreateAccessAndRefreshTokens(ctx context.Context, req op.Token
 	next.IssuedAt, next.ExpiresAt = now, now.Add(s.cfg.RefreshTokenTTL)
 	token := refreshTokenPrefix + randomToken(32)
 	reused := false
-	err := s.refresh.update(func(d *refreshDoc) error {
+	err := s.refresh.Update(func(d *refreshDoc) error {
 		if d.Tokens == nil {
 			d.Tokens = map[string]refreshRecord{}
 		}
@@ -79,7 +79,7 @@ func (s *storage) CreateAccessAndRefreshTokens(ctx context.Context, req op.Token
 // TokenRequestByRefreshToken loads a refresh token. A token that was
 // already rotated revokes its whole family.
 func (s *storage) TokenRequestByRefreshToken(ctx context.Context, token string) (op.RefreshTokenRequest, error) {
-	d, err := s.refresh.load()
+	d, err := s.refresh.Load()
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +111,7 @@ func (s *storage) TokenRequestByRefreshToken(ctx context.Context, token string) 
 
 // GetRefreshTokenInfo lets /revoke find a refresh token's family.
 func (s *storage) GetRefreshTokenInfo(_ context.Context, clientID, token string) (string, string, error) {
-	d, err := s.refresh.load()
+	d, err := s.refresh.Load()
 	if err != nil {
 		return "", "", err
 	}
@@ -126,7 +126,7 @@ func (s *storage) GetRefreshTokenInfo(_ context.Context, clientID, token string)
 // tokens are self-contained JWTs that expire within AccessTokenTTL; there
 // is nothing to revoke for them here, and RFC 7009 answers 200 anyway.
 func (s *storage) RevokeToken(_ context.Context, tokenOrID, _, clientID string) *oidc.Error {
-	d, err := s.refresh.load()
+	d, err := s.refresh.Load()
 	if err != nil {
 		return oidc.ErrServerError().WithParent(err)
 	}

@@ -58,7 +58,7 @@ func AddUser(dir, username, password, tenant string) error {
 		return err
 	}
 	f := newJSONFile[usersDoc](dir, usersFile)
-	return f.update(func(d *usersDoc) error {
+	return f.Update(func(d *usersDoc) error {
 		now := time.Now().UTC()
 		if d.Users == nil {
 			d.Users = map[string]userRecord{}
@@ -81,7 +81,7 @@ func EnsureDevUser(dir string) (username, password string, created bool, err err
 		return "", "", false, err
 	}
 	f := newJSONFile[usersDoc](dir, usersFile)
-	if d, err := f.load(); err != nil {
+	if d, err := f.Load(); err != nil {
 		return "", "", false, fmt.Errorf("create dev user: %w", err)
 	} else if len(d.Users) > 0 {
 		return devUsername, "", false, nil // the common case: skip hashing
@@ -91,7 +91,7 @@ func EnsureDevUser(dir string) (username, password string, created bool, err err
 	if err != nil {
 		return "", "", false, fmt.Errorf("create dev user: hash password: %w", err)
 	}
-	err = f.update(func(d *usersDoc) error {
+	err = f.Update(func(d *usersDoc) error {
 		// Only on a first start: an operator who removed or renamed users
 		// must not find a dev account reappear.
 		if len(d.Users) > 0 {
@@ -125,7 +125,7 @@ var dummyHash = sync.OnceValue(func() []byte {
 
 // checkPassword returns the user when password is right.
 func (s *storage) checkPassword(username, password string) (userRecord, bool, error) {
-	d, err := s.users.load()
+	d, err := s.users.Load()
 	if err != nil {
 		return userRecord{}, false, err
 	}
@@ -142,7 +142,7 @@ func (s *storage) checkPassword(username, password string) (userRecord, bool, er
 
 // user returns a user by name.
 func (s *storage) user(username string) (userRecord, bool, error) {
-	d, err := s.users.load()
+	d, err := s.users.Load()
 	if err != nil {
 		return userRecord{}, false, err
 	}
