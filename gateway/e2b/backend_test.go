@@ -3,6 +3,7 @@ package e2b_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -24,24 +25,11 @@ import (
 const testToken = "test-access-token"
 
 // testBackend serves one sandbox of a real runner (sandboxtest.Local)
-// to the holder of testToken; the control plane is not offered.
+// to the holder of testToken. The control plane is not offered: the
+// embedded nil Backend panics if a test reaches it.
 type testBackend struct {
+	e2b.Backend
 	runner *testRunner
-}
-
-func (b *testBackend) Create(context.Context, e2b.CreateRequest) (e2b.Sandbox, error) {
-	return e2b.Sandbox{}, e2b.ErrUnsupported
-}
-func (b *testBackend) Get(context.Context, string) (e2b.Sandbox, error) {
-	return e2b.Sandbox{}, e2b.ErrUnsupported
-}
-func (b *testBackend) List(context.Context) ([]e2b.Sandbox, error) { return nil, e2b.ErrUnsupported }
-func (b *testBackend) Kill(context.Context, string) error          { return e2b.ErrUnsupported }
-func (b *testBackend) SetTimeout(context.Context, string, time.Duration) (e2b.Sandbox, error) {
-	return e2b.Sandbox{}, e2b.ErrUnsupported
-}
-func (b *testBackend) SetNetwork(context.Context, string, []string) (e2b.Sandbox, error) {
-	return e2b.Sandbox{}, e2b.ErrUnsupported
 }
 
 func (b *testBackend) Open(_ context.Context, id, token string) (e2b.Runner, error) {
@@ -58,6 +46,9 @@ type testRunner struct {
 	c      *protocol.Client
 	scopes []string
 
+	// finished, when not nil, receives each op whose Do has returned.
+	finished chan e2b.Op
+
 	mu  sync.Mutex
 	ops []e2b.Op
 }
@@ -70,6 +61,9 @@ func (r *testRunner) Do(ctx context.Context, op e2b.Op, fn func(context.Context,
 	r.mu.Unlock()
 	if !slices.Contains(r.scopes, op.Scope) {
 		return fmt.Errorf("%s needs the %s scope, which this token lacks: %w", op.Name, op.Scope, e2b.ErrForbidden)
+	}
+	if r.finished != nil {
+		defer func() { r.finished <- op }()
 	}
 	return fn(ctx, r.c)
 }
@@ -149,4 +143,47 @@ func guard(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// request is a data-plane request as the SDKs send it.
+type request struct {
+	method, path string
+	port         string // e2b.EnvdPort when empty
+	token        string // testToken when empty; "-" for none
+	contentType  string
+	header       map[string]string
+	body         io.Reader
+}
+
+// do sends req and returns the response, whose body the test closes.
+func (e *env) do(t *testing.T, req request) *http.Response {
+	t.Helper()
+	r, err := http.NewRequestWithContext(t.Context(), req.method, e.url+req.path, req.body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Header.Set("E2b-Sandbox-Id", e.id)
+	r.Header.Set("E2b-Sandbox-Port", cmpOr(req.port, e2b.EnvdPort))
+	if tok := cmpOr(req.token, testToken); tok != "-" {
+		r.Header.Set("X-Access-Token", tok)
+	}
+	if req.contentType != "" {
+		r.Header.Set("Content-Type", req.contentType)
+	}
+	for k, v := range req.header {
+		r.Header.Set(k, v)
+	}
+	res, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { res.Body.Close() })
+	return res
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }

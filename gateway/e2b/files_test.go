@@ -112,7 +112,7 @@ func leftovers(t *testing.T, dir string) []string {
 
 func TestUploadDownloadRoundTrip(t *testing.T) {
 	t.Parallel()
-	env := newFilesEnv(t)
+	env := newEnv(t)
 	data := randomBytes(t, bigFile)
 	for _, tt := range []struct {
 		name string
@@ -144,7 +144,7 @@ func TestUploadDownloadRoundTrip(t *testing.T) {
 			}
 		})
 	}
-	for _, op := range env.backend.recorded() {
+	for _, op := range env.runner.recorded() {
 		if op.Summary["path"] == nil || len(op.Summary) > 2 {
 			t.Errorf("op %s: audit summary %v, want the path and at most a byte count", op.Name, op.Summary)
 		}
@@ -153,7 +153,7 @@ func TestUploadDownloadRoundTrip(t *testing.T) {
 
 func TestUploadSmallFiles(t *testing.T) {
 	t.Parallel()
-	env := newFilesEnv(t)
+	env := newEnv(t)
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
 	zw.Write([]byte("zipped\n"))
@@ -195,7 +195,7 @@ func TestUploadSmallFiles(t *testing.T) {
 
 func TestFilesErrors(t *testing.T) {
 	t.Parallel()
-	env := newFilesEnv(t)
+	env := newEnv(t)
 	if err := os.Mkdir(filepath.Join(env.workspace, "dir"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +212,7 @@ func TestFilesErrors(t *testing.T) {
 		{"upload onto a directory", octetUpload("dir", []byte("x")), http.StatusBadRequest, "dir"},
 		{"upload in pieces onto a directory", octetUpload("dir", make([]byte, bigFile)), http.StatusBadRequest, "dir"},
 		{"upload of another type", request{method: http.MethodPost, path: "/files?path=x", contentType: "text/plain", body: strings.NewReader("x")}, http.StatusBadRequest, "octet-stream"},
-		{"wrong token", download("nope.txt"), http.StatusNotFound, "does not exist"},
+		{"wrong token", download("nope.txt"), http.StatusNotFound, "not found"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.name == "wrong token" {
@@ -231,19 +231,19 @@ func TestFilesErrors(t *testing.T) {
 
 func TestFilesScopes(t *testing.T) {
 	t.Parallel()
-	readOnly := newFilesEnv(t, auth.ScopeFilesRead)
+	readOnly := newEnv(t, auth.ScopeFilesRead)
 	apiError(t, readOnly.do(t, octetUpload("x.txt", []byte("x"))), http.StatusForbidden)
 	if _, err := os.Stat(filepath.Join(readOnly.workspace, "x.txt")); err == nil {
 		t.Fatal("an upload without the write scope wrote the file")
 	}
-	writeOnly := newFilesEnv(t, auth.ScopeFilesWrite)
+	writeOnly := newEnv(t, auth.ScopeFilesWrite)
 	decodeEntries(t, writeOnly.do(t, octetUpload("y.txt", []byte("y"))))
 	apiError(t, writeOnly.do(t, download("y.txt")), http.StatusForbidden)
 }
 
 func TestHealth(t *testing.T) {
 	t.Parallel()
-	env := newFilesEnv(t)
+	env := newEnv(t)
 	for _, port := range []string{"49983", "49999"} {
 		res := env.do(t, request{method: http.MethodGet, path: "/health", port: port, token: "-"})
 		if res.StatusCode != http.StatusNoContent {
@@ -268,8 +268,8 @@ func (r *failingReader) Read(p []byte) (int, error) {
 
 func TestUploadBrokenOffLeavesNothing(t *testing.T) {
 	t.Parallel()
-	env := newFilesEnv(t)
-	env.backend.finished = make(chan e2b.Op, 1)
+	env := newEnv(t)
+	env.runner.finished = make(chan e2b.Op, 1)
 	// More than the loopback's socket buffers hold, so that the gateway
 	// has written the first chunk to the temporary file when the body
 	// breaks.
@@ -279,15 +279,15 @@ func TestUploadBrokenOffLeavesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.Header.Set("E2b-Sandbox-Id", env.sandbox)
-	r.Header.Set("X-Access-Token", filesToken)
+	r.Header.Set("E2b-Sandbox-Id", env.id)
+	r.Header.Set("X-Access-Token", testToken)
 	r.Header.Set("Content-Type", req.contentType)
 	if res, err := http.DefaultClient.Do(r); err == nil {
 		res.Body.Close()
 		t.Fatalf("the broken upload answered %s", res.Status)
 	}
 	select {
-	case <-env.backend.finished: // the upload's Do has returned: cleanup is done
+	case <-env.runner.finished: // the upload's Do has returned: cleanup is done
 	case <-t.Context().Done():
 		t.Fatal(t.Context().Err())
 	}

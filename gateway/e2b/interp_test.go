@@ -19,18 +19,18 @@ type execution struct {
 	count          int
 }
 
-// newInterpEnv is newFilesEnv for the code interpreter, which needs
+// newInterpEnv is newEnv for the code interpreter, which needs
 // python3 on the host (the Local provider runs the host's).
-func newInterpEnv(t *testing.T) *filesEnv {
+func newInterpEnv(t *testing.T) *env {
 	t.Helper()
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 is not installed; the Local provider's interpreter needs it")
 	}
-	return newFilesEnv(t)
+	return newEnv(t)
 }
 
 // execute runs code as runCode does and parses the answer line by line.
-func (e *filesEnv) execute(t *testing.T, body map[string]any) execution {
+func (e *env) execute(t *testing.T, body map[string]any) execution {
 	t.Helper()
 	b, _ := json.Marshal(body)
 	res := e.do(t, request{method: http.MethodPost, path: "/execute", port: e2b.InterpreterPort, contentType: "application/json", body: strings.NewReader(string(b))})
@@ -98,7 +98,7 @@ func TestExecuteEnvVars(t *testing.T) {
 
 func TestExecuteRefused(t *testing.T) {
 	t.Parallel()
-	env := newFilesEnv(t) // refused before any cell runs: no python3 needed
+	env := newEnv(t) // refused before any cell runs: no python3 needed
 	for _, tt := range []struct {
 		name   string
 		body   string
@@ -116,7 +116,7 @@ func TestExecuteRefused(t *testing.T) {
 			apiError(t, res, tt.status)
 		})
 	}
-	if ops := env.backend.recorded(); len(ops) != 0 {
+	if ops := env.runner.recorded(); len(ops) != 0 {
 		t.Fatalf("refused requests reached the runner: %+v", ops)
 	}
 }
@@ -161,7 +161,7 @@ func TestContexts(t *testing.T) {
 
 	apiError(t, env.do(t, ctxReq(http.MethodPost, "/contexts/python/restart", "")), http.StatusNotFound) // no token at all
 	restart := ctxReq(http.MethodPost, "/contexts/python/restart", "")
-	restart.header = map[string]string{"E2B-Traffic-Access-Token": filesToken}
+	restart.header = map[string]string{"E2B-Traffic-Access-Token": testToken}
 	if res := env.do(t, restart); res.StatusCode != http.StatusNoContent {
 		t.Fatalf("restart: %s", res.Status)
 	}
