@@ -29,6 +29,7 @@ type box struct {
 	// deadline, when not zero, is an earlier end (unix nanoseconds) its
 	// owner set (the E2B API's timeout); see setDeadline.
 	deadline atomic.Int64
+	expiry   *time.Timer // runs at the deadline; guarded by mu
 	// e2b is what the E2B API keeps about it (nil for other sandboxes).
 	e2b e2bMetaRef
 
@@ -86,12 +87,21 @@ func (b *box) endAt() time.Time {
 }
 
 // setDeadline makes the sandbox end at t, or at the end of its maximum
-// lifetime if that is earlier, and returns when it will end. The
-// deadline lives in this gateway's memory: a restarted gateway (or
-// another replica) knows only the maximum lifetime.
-func (b *box) setDeadline(t time.Time) time.Time {
+// lifetime if that is earlier, and runs expire then (the sweep would
+// find it up to half a minute late, and E2B clients set timeouts of
+// seconds). It returns when the sandbox will end. The deadline lives in
+// this gateway's memory: a restarted gateway (or another replica) knows
+// only the maximum lifetime.
+func (b *box) setDeadline(t time.Time, expire func()) time.Time {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	b.deadline.Store(t.UnixNano())
-	return b.endAt()
+	end := b.endAt()
+	if b.expiry != nil {
+		b.expiry.Stop()
+	}
+	b.expiry = time.AfterFunc(time.Until(end), expire)
+	return end
 }
 
 // id is the sandbox id; it never changes, not even when the sandbox's

@@ -92,7 +92,7 @@ func (e e2bBackend) Create(ctx context.Context, req e2b.CreateRequest) (e2b.Sand
 		}
 		b.e2b.Store(&e2bMeta{template: cmp.Or(req.Template, "base"), metadata: req.Metadata})
 		if req.Timeout > 0 {
-			b.setDeadline(time.Now().Add(req.Timeout))
+			e.g.boxes.setDeadline(b, time.Now().Add(req.Timeout))
 		}
 		out = e.describe(b, p)
 		return nil
@@ -150,7 +150,7 @@ func (e e2bBackend) SetTimeout(ctx context.Context, id string, timeout time.Dura
 		if err != nil {
 			return err
 		}
-		b.setDeadline(time.Now().Add(timeout))
+		e.g.boxes.setDeadline(b, time.Now().Add(timeout))
 		out = e.describe(b, p)
 		return nil
 	})

@@ -18,6 +18,8 @@ import (
 	"github.com/sandgate/sandgate/auth/issuer"
 	"github.com/sandgate/sandgate/gateway"
 	"github.com/sandgate/sandgate/gateway/audit"
+	"github.com/sandgate/sandgate/gateway/egress"
+	"github.com/sandgate/sandgate/gateway/egress/policy"
 )
 
 // e2bKeyGateway is a gateway with OAuth on, whose E2B API also takes
@@ -202,9 +204,10 @@ func TestLocalE2BSameSandboxFromMCP(t *testing.T) {
 	if resp := e2bCall(t, "POST", og.Base+"/v2/sandboxes", bearer, map[string]any{"templateID": "base"}, &made); resp.StatusCode != http.StatusCreated {
 		t.Fatalf("create with a bearer token: %d", resp.StatusCode)
 	}
-	c := bearerClient(t, og.URL, tr.AccessToken)
-	res := mustOK(t, "write_file", call(t, c, "write_file", map[string]any{"sandbox_id": made.SandboxID, "path": "from-mcp.txt", "content": "hello"}))
-	_ = res
+	// A sessionless (2026-07-28) client: a legacy session's own sandboxes
+	// belong to that session alone.
+	c := modernBearerClient(t, og.URL, tr.AccessToken)
+	mustOK(t, "write_file", call(t, c, "write_file", map[string]any{"sandbox_id": made.SandboxID, "path": "from-mcp.txt", "content": "hello"}))
 	info := structuredAs[map[string]any](t, mustOK(t, "sandbox_info", call(t, c, "sandbox_info", map[string]any{"sandbox_id": made.SandboxID})))
 	if info["sandbox_id"] != made.SandboxID {
 		t.Fatalf("sandbox_info over MCP: %v", info)
@@ -213,5 +216,123 @@ func TestLocalE2BSameSandboxFromMCP(t *testing.T) {
 	e2bCall(t, "GET", og.Base+"/v2/sandboxes", bearer, nil, &page)
 	if len(page) != 1 || page[0].SandboxID != made.SandboxID {
 		t.Fatalf("list with the bearer token: %+v", page)
+	}
+
+	// The reverse: sandbox_create over MCP, then the E2B API's connect
+	// and its data plane read what MCP wrote.
+	mcpMade := structuredAs[map[string]any](t, mustOK(t, "sandbox_create", call(t, c, "sandbox_create", map[string]any{})))
+	mcpID, _ := mcpMade["sandbox_id"].(string)
+	mustOK(t, "write_file", call(t, c, "write_file", map[string]any{"sandbox_id": mcpID, "path": "note.txt", "content": "written over MCP"}))
+	var conn e2bCreated
+	if resp := e2bCall(t, "POST", og.Base+"/v2/sandboxes/"+mcpID+"/connect", bearer, map[string]any{"timeout": 300}, &conn); resp.StatusCode != http.StatusOK || conn.EnvdAccessToken == "" {
+		t.Fatalf("connect to the MCP sandbox: %d %+v", resp.StatusCode, conn)
+	}
+	resp := e2bCall(t, "GET", og.Base+"/files?path=note.txt", map[string]string{"E2b-Sandbox-Id": mcpID, "E2b-Sandbox-Port": "49983", "X-Access-Token": conn.EnvdAccessToken}, nil, nil)
+	if b, _ := io.ReadAll(resp.Body); resp.StatusCode != http.StatusOK || string(b) != "written over MCP" {
+		t.Fatalf("download through the data plane: %d %q", resp.StatusCode, b)
+	}
+}
+
+// TestLocalE2BTimeoutEnds: a sandbox whose timeout passes is removed at
+// once (not at the next sweep, half a minute later by default), and the
+// audit log says why.
+func TestLocalE2BTimeoutEnds(t *testing.T) {
+	t.Parallel()
+	og, keys := e2bKeyGateway(t)
+	key, _, err := keys.Add("ci", "tenant-a", []string{auth.ScopeExec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := map[string]string{"X-API-KEY": key}
+	var made e2bCreated
+	if resp := e2bCall(t, "POST", og.Base+"/v2/sandboxes", h, map[string]any{"timeout": 1}, &made); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("create: %d", resp.StatusCode)
+	}
+	// The sweep runs every 30 s with the default idle TTL: well within
+	// that, the deadline's own timer must have removed it.
+	deadline := time.Now().Add(20 * time.Second)
+	for e2bCall(t, "GET", og.Base+"/sandboxes/"+made.SandboxID, h, nil, nil).StatusCode != http.StatusNotFound {
+		if time.Now().After(deadline) {
+			t.Fatal("sandbox still there 20 s after its 1 s timeout")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, ev := range auditRecords(t, og.AuditPath) {
+		if ev.Kind == audit.KindSandboxDestroy && ev.SandboxID == made.SandboxID {
+			if ev.Summary["reason"] != "timeout set by its owner" {
+				t.Fatalf("destroyed for %q", ev.Summary["reason"])
+			}
+			return
+		}
+	}
+	t.Fatal("no sandbox.destroy record")
+}
+
+// TestLocalE2BRevokedKey: a revoked key stops working at once, on a
+// gateway that was running when the CLI revoked it.
+func TestLocalE2BRevokedKey(t *testing.T) {
+	t.Parallel()
+	og, keys := e2bKeyGateway(t)
+	key, rec, err := keys.Add("ci", "tenant-a", []string{auth.ScopeExec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := map[string]string{"X-API-KEY": key}
+	if resp := e2bCall(t, "GET", og.Base+"/v2/sandboxes", h, nil, nil); resp.StatusCode != http.StatusOK {
+		t.Fatalf("list with a live key: %d", resp.StatusCode)
+	}
+	// Another Store on the same file stands for `gateway apikey revoke`.
+	cli, err := apikey.Open(keys.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cli.Revoke(rec.ID); err != nil {
+		t.Fatal(err)
+	}
+	if resp := e2bCall(t, "GET", og.Base+"/v2/sandboxes", h, nil, nil); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("list with a revoked key: %d, want 401", resp.StatusCode)
+	}
+}
+
+// TestLocalE2BNetwork: allowOut within the tenant's ceiling becomes the
+// sandbox's allowlist, at create and by update, and shows in its info.
+func TestLocalE2BNetwork(t *testing.T) {
+	t.Parallel()
+	ceiling, err := policy.ParseRules([]string{"*.example.com:443", "example.org"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := apikey.Open(filepath.Join(t.TempDir(), "apikeys.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	og := startOAuthGatewayOn(t, startLocalGatewayWith, func(c *gateway.Config) {
+		c.Egress.Policy = egress.Tenants{Deployment: egress.TenantPolicy{Ceiling: ceiling}}
+		c.E2B.APIKey = func(key string) (gateway.Principal, error) {
+			rec, err := keys.Lookup(key)
+			return gateway.PrincipalFor(rec.Identity()), err
+		}
+	})
+	key, _, err := keys.Add("ci", "tenant-a", []string{auth.ScopeExec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := map[string]string{"X-API-KEY": key}
+	var made e2bCreated
+	body := map[string]any{"network": map[string]any{"allowOut": []string{"api.example.com:443"}, "denyOut": []string{"0.0.0.0/0"}}}
+	if resp := e2bCall(t, "POST", og.Base+"/v2/sandboxes", h, body, &made); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("create with allowOut: %d", resp.StatusCode)
+	}
+	var got e2bListed
+	e2bCall(t, "GET", og.Base+"/sandboxes/"+made.SandboxID, h, nil, &got)
+	if !slices.Equal(got.Network.AllowOut, []string{"api.example.com:443"}) {
+		t.Fatalf("allowOut after create: %v", got.Network.AllowOut)
+	}
+	if resp := e2bCall(t, "PUT", og.Base+"/sandboxes/"+made.SandboxID+"/network", h, map[string]any{"allowOut": []string{"example.org"}}, nil); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("update: %d", resp.StatusCode)
+	}
+	e2bCall(t, "GET", og.Base+"/sandboxes/"+made.SandboxID, h, nil, &got)
+	if !slices.Equal(got.Network.AllowOut, []string{"example.org"}) {
+		t.Fatalf("allowOut after update: %v", got.Network.AllowOut)
 	}
 }

@@ -27,7 +27,7 @@ func (m *sandboxes) sweep(ctx context.Context, now time.Time, endSession func(id
 		case now.After(b.expires):
 			reason = "max lifetime"
 		case now.After(b.endAt()):
-			reason = "timeout set by its owner"
+			reason = reasonDeadline
 		}
 		if reason == "idle" && m.replicated() && b.session == "" && m.usedElsewhere(ctx, b, now) {
 			continue
@@ -39,6 +39,21 @@ func (m *sandboxes) sweep(ctx context.Context, now time.Time, endSession func(id
 		_ = m.destroy(ctx, b, ownerOnly(b), reason)
 	}
 }
+
+// setDeadline makes b end at t (box.setDeadline) and removes it then.
+func (m *sandboxes) setDeadline(b *box, t time.Time) time.Time {
+	return b.setDeadline(t, func() {
+		if time.Now().Before(b.endAt()) || b.isGone() {
+			return // extended since, or gone already
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_ = m.destroy(ctx, b, ownerOnly(b), reasonDeadline)
+	})
+}
+
+// reasonDeadline is why a sandbox whose owner's timeout passed was removed.
+const reasonDeadline = "timeout set by its owner"
 
 // reconcile runs at start. Session-bound containers died with the process
 // that held their sessions, and expired ones are due anyway: both are
