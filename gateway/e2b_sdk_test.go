@@ -22,6 +22,8 @@ type sdkReport struct {
 	SandboxID      string   `json:"sandboxId"`
 	Steps          []string `json:"steps"`
 	Failures       []string `json:"failures"`
+	UploadMs       int64    `json:"uploadMs"` // the 100 MiB file, measured by the SDK
+	DownloadMs     int64    `json:"downloadMs"`
 }
 
 // TestE2BSDK drives a gateway on real Docker with the unmodified E2B
@@ -52,7 +54,7 @@ func TestE2BSDK(t *testing.T) {
 				t.Fatal(err)
 			}
 			rep := runSDKScript(t, node, dir, []string{"E2B_API_URL=" + og.Base, "E2B_SANDBOX_URL=" + og.Base, "E2B_API_KEY=" + key, "E2B_OTHER_KEY=" + other})
-			t.Logf("e2b %s, @e2b/code-interpreter %s: %d checks passed", rep.SDK, rep.InterpreterSDK, len(rep.Steps))
+			t.Logf("e2b %s, @e2b/code-interpreter %s: %d checks passed; 100 MiB upload %d ms, download %d ms", rep.SDK, rep.InterpreterSDK, len(rep.Steps), rep.UploadMs, rep.DownloadMs)
 			var tools []string
 			for _, ev := range auditRecords(t, og.AuditPath) {
 				if ev.Kind == audit.KindToolEnd && ev.Principal.Subject == rec.ID && !slices.Contains(tools, ev.Tool) {

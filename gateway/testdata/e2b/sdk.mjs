@@ -67,8 +67,12 @@ async function files(sbx) {
   check(missing === 'FileNotFoundError' || missing === 'NotFoundError', 'reading a missing file is not found', missing)
 
   const big = crypto.randomBytes(100 << 20)
+  let t0 = performance.now()
   await sbx.files.write('/workspace/big.bin', big.buffer.slice(big.byteOffset, big.byteOffset + big.byteLength))
+  report.uploadMs = Math.round(performance.now() - t0)
+  t0 = performance.now()
   const back = await sbx.files.read('/workspace/big.bin', { format: 'bytes' })
+  report.downloadMs = Math.round(performance.now() - t0)
   check(back.length === big.length && sha(back) === sha(big), '100 MiB upload and download keep every byte', { length: back.length })
   report.bigFileSha256 = sha(big)
 }
