@@ -88,7 +88,9 @@ func TestDirReload(t *testing.T) {
 		{name: "invalid change keeps previous", change: func() { write(t, dir, "a.json", []byte(`{"name": "alpha",`)) },
 			loaded: []string{"alpha=2"}, problems: []string{"a.json: not a JSON manifest", "previous version of tool alpha stays loaded"}, invalid: 1},
 		{name: "problem reported once", change: func() {}, loaded: []string{"alpha=2"}, invalid: 1},
-		{name: "invalid new file not loaded", change: func() { write(t, dir, "b.json", valid(func(m map[string]any) { m["name"] = "beta"; m["scope"] = "root" })) },
+		{name: "invalid new file not loaded", change: func() {
+			write(t, dir, "b.json", valid(func(m map[string]any) { m["name"] = "beta"; m["scope"] = "root" }))
+		},
 			loaded: []string{"alpha=2"}, problems: []string{"b.json: scope:", "(not loaded)"}, invalid: 2},
 		{name: "fix both", change: func() {
 			write(t, dir, "a.json", named("alpha", "3"))
