@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -75,6 +76,9 @@ type Config struct {
 	Replicated bool
 	// E2B configures the E2B-compatible API (package gateway/e2b).
 	E2B E2BConfig
+	// ToolsDir is a directory of custom tool manifests (package
+	// gateway/manifest), watched while the gateway runs; "" serves none.
+	ToolsDir string
 }
 
 // E2BConfig configures the E2B-compatible HTTP API.
@@ -182,6 +186,11 @@ func (c Config) Validate() error {
 	}
 	if err := c.Egress.Limits.Validate(); err != nil {
 		return err
+	}
+	if c.ToolsDir != "" {
+		if fi, err := os.Stat(c.ToolsDir); err != nil || !fi.IsDir() {
+			return fmt.Errorf("tools directory %q is not a directory: give the directory of custom tool manifests (--tools-dir)", c.ToolsDir)
+		}
 	}
 	for image, n := range c.Pool {
 		if n < 0 || n > MaxPoolSize {

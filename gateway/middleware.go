@@ -109,7 +109,7 @@ func (g *Server) missingScopes(p Principal, msg rpcMessage) []string {
 	if msg.Method != "tools/call" || g.cfg.Auth == nil {
 		return nil
 	}
-	d, ok := g.tools[msg.Params.Name]
+	d, ok := g.lookupTool(msg.Params.Name)
 	if !ok {
 		return nil // unknown tool: mcp-go answers with the precise error
 	}
@@ -126,7 +126,8 @@ func (g *Server) missingScopes(p Principal, msg rpcMessage) []string {
 // challenge names every scope the call needs, not only the missing ones,
 // so a client asking for exactly those gets a token that works.
 func (g *Server) denyScope(ctx context.Context, w http.ResponseWriter, p Principal, msg rpcMessage) {
-	need := g.tools[msg.Params.Name].scopes
+	d, _ := g.lookupTool(msg.Params.Name)
+	need := d.scopes
 	ev := &audit.Event{Kind: audit.KindToolDenied, Principal: p.audit(), Tool: msg.Params.Name, Outcome: audit.OutcomeDenied,
 		DenyReason: "insufficient scope: needs " + fmt.Sprint(need)}
 	if err := g.audit.Append(context.WithoutCancel(ctx), ev); err != nil {

@@ -36,7 +36,8 @@ type Server struct {
 	boxes    *sandboxes
 	sessions *sessions
 	mcp      *server.MCPServer
-	tools    map[string]toolDef // enabled tools by name
+	tools    map[string]toolDef // enabled built-in tools by name
+	custom   *customTools       // the operator's tools; nil without Config.ToolsDir
 	args     *argValidator
 	limits   *callLimits
 	http     *server.StreamableHTTPServer
@@ -91,7 +92,7 @@ func New(ctx context.Context, cfg Config, p sandbox.Provider, store AuditStore, 
 	}
 
 	g.mcp = server.NewMCPServer("sandgate", Version,
-		server.WithToolCapabilities(false),
+		server.WithToolCapabilities(true),
 		server.WithLogging(),
 		server.WithRecovery(),
 		server.WithInstructions("Each MCP session gets its own sandbox: a Linux container with no network, a writable /workspace and resource limits. Sessionless clients call sandbox_create and pass sandbox_id."),
@@ -120,6 +121,10 @@ func New(ctx context.Context, cfg Config, p sandbox.Provider, store AuditStore, 
 	go g.sweepLoop(sweepCtx)
 	if g.boxes.pool != nil {
 		go g.boxes.pool.run(sweepCtx)
+	}
+	if err := g.startCustomTools(sweepCtx); err != nil {
+		cancel()
+		return nil, err
 	}
 	g.ready.Store(true)
 	return g, nil

@@ -22,7 +22,7 @@ const (
 	catNetwork = "network"
 )
 
-var allCategories = []string{catFiles, catExec, catCode, catSandbox, catAudit, catBrowser, catNetwork}
+var allCategories = []string{catFiles, catExec, catCode, catSandbox, catAudit, catBrowser, catNetwork, catCustom}
 
 // toolDef is one MCP tool: its schema and how to run it.
 type toolDef struct {

@@ -90,6 +90,16 @@ func runShell(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
 // stream runs a streaming runner operation (exec or code) and builds the
 // result from its output and final status.
 func (c *call) stream(ctx context.Context, op protocol.Op, params any, timeoutMs int64) (*mcp.CallToolResult, error) {
+	o, err := c.execStream(ctx, op, params, timeoutMs)
+	if err != nil {
+		return nil, err
+	}
+	return structured(o, execText(o), o.failed()), nil
+}
+
+// execStream runs a streaming runner operation, sending its output as
+// notifications while it runs, and returns how it ended.
+func (c *call) execStream(ctx context.Context, op protocol.Op, params any, timeoutMs int64) (execOutput, error) {
 	// Backstop: the runner enforces the timeout; this bounds the wait if
 	// the runner itself stops answering.
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(timeoutMs)*time.Millisecond+30*time.Second)
@@ -101,21 +111,25 @@ func (c *call) stream(ctx context.Context, op protocol.Op, params any, timeoutMs
 	out.flush()
 	if err != nil {
 		out.settle(err.Error())
-		return nil, err
+		return execOutput{}, err
 	}
 	var r protocol.ExecResult
 	if err := json.Unmarshal(raw, &r); err != nil {
 		out.settle("the runner's result could not be read")
-		return nil, fmt.Errorf("decode %s result: %w", op, err)
+		return execOutput{}, fmt.Errorf("decode %s result: %w", op, err)
 	}
 	o := execOutput{ExitCode: r.ExitCode, Signal: r.Signal, Stdout: out.stdout.String(), Stderr: out.stderr.String(),
 		StdoutTruncated: r.StdoutTruncated || out.over[0], StderrTruncated: r.StderrTruncated || out.over[1], TimedOut: r.TimedOut, OOMKilled: r.OOMKilled,
 		Canceled: r.Canceled, DurationMs: r.DurationMs, CPUMs: r.CPUMs, MemoryPeakBytes: r.MemoryPeakBytes, Message: r.Message}
 	c.recordExec(o)
-	failed := o.ExitCode != 0 || o.TimedOut || o.OOMKilled || o.Canceled || o.Signal != ""
 	// Every output notification is written before the result (see settle).
 	out.settle(statusLine(o))
-	return structured(o, execText(o), failed), nil
+	return o, nil
+}
+
+// failed reports whether the command did not end well.
+func (o execOutput) failed() bool {
+	return o.ExitCode != 0 || o.TimedOut || o.OOMKilled || o.Canceled || o.Signal != ""
 }
 
 // recordExec copies the outcome into the tool.end audit record.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
@@ -15,8 +16,10 @@ import (
 // argValidator checks tool arguments against each tool's input schema
 // before anything runs. mcp-go can do this too, but its messages print Go
 // structs ("&{Missing:[command]}"); a model or a person must be able to
-// read what to fix.
+// read what to fix. Custom tools come and go while calls are checked
+// (put, drop), hence the lock.
 type argValidator struct {
+	mu      sync.RWMutex
 	schemas map[string]*jsonschema.Schema
 	printer *message.Printer
 }
@@ -51,7 +54,9 @@ func newArgValidator(defs []toolDef) (*argValidator, error) {
 // problem as "where: what". args must be decoded JSON (maps, slices,
 // float64, string, bool, nil), which the validator reads as it is.
 func (v *argValidator) check(tool string, args map[string]any) error {
+	v.mu.RLock()
 	sch := v.schemas[tool]
+	v.mu.RUnlock()
 	if sch == nil {
 		return nil
 	}
@@ -63,9 +68,34 @@ func (v *argValidator) check(tool string, args map[string]any) error {
 	if !errors.As(err, &verr) {
 		return err
 	}
+	return fmt.Errorf("invalid arguments for %s: %s (see the tool's input schema)", tool, v.explain(verr))
+}
+
+// explain lists a validation error's problems as "where: what; ...".
+func (v *argValidator) explain(err error) string {
+	var verr *jsonschema.ValidationError
+	if !errors.As(err, &verr) {
+		return err.Error()
+	}
 	var problems []string
 	v.collect(verr, &problems)
-	return fmt.Errorf("invalid arguments for %s: %s (see the tool's input schema)", tool, strings.Join(problems, "; "))
+	return strings.Join(problems, "; ")
+}
+
+// put sets a tool's compiled input schema, replacing any earlier one.
+func (v *argValidator) put(tool string, sch *jsonschema.Schema) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.schemas[tool] = sch
+}
+
+// drop forgets tools' schemas.
+func (v *argValidator) drop(tools ...string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for _, t := range tools {
+		delete(v.schemas, t)
+	}
 }
 
 func (v *argValidator) collect(e *jsonschema.ValidationError, out *[]string) {

@@ -99,9 +99,10 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&g.Limits.MaxLifetime, "max-lifetime", d.MaxLifetime, "remove a sandbox this old")
 	fs.IntVar(&g.MaxSandboxesPerTenant, "max-sandboxes", 10, "live sandboxes one tenant may hold")
 	fs.IntVar(&g.ToolCallsPerMinute, "calls-per-minute", 600, "tool calls one tenant may make per minute")
-	fs.StringVar(&categories, "tools", "", "comma-separated tool categories to enable (files,exec,code,sandbox,audit,browser,network; default all)")
+	fs.StringVar(&categories, "tools", "", "comma-separated tool categories to enable (files,exec,code,sandbox,audit,browser,network,custom; default all)")
 	fs.StringVar(&enable, "enable-tools", "", "comma-separated tool names; when set only these are served")
 	fs.StringVar(&disable, "disable-tools", "", "comma-separated tool names to leave out")
+	fs.StringVar(&g.ToolsDir, "tools-dir", "", "directory of custom tool manifests (*.json), watched while the gateway runs; check one with `gateway tools check DIR`")
 	fs.StringVar(&origins, "allowed-origins", "", "comma-separated browser origins allowed besides the gateway's own")
 	fs.StringVar(&c.SandboxCA, "sandbox-ca", "", "PEM file of certificate authorities sandboxes trust besides their image's (a private registry's, a TLS-inspecting proxy's)")
 	fs.StringVar(&egressAllow, "egress-allow", "", "comma-separated destinations every tenant's sandboxes may reach through the egress proxy (host, *.suffix, CIDR, each with optional :port); default none")
@@ -135,7 +136,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 		return c, err
 	}
 	if fs.NArg() > 0 {
-		return c, fmt.Errorf("unexpected argument %q; subcommands: audit verify FILE, healthcheck, client add, keys rotate, user add", fs.Arg(0))
+		return c, fmt.Errorf("unexpected argument %q; subcommands: audit verify FILE, healthcheck, tools check DIR, client add, keys rotate, user add", fs.Arg(0))
 	}
 	if err := applyEnv(fs); err != nil {
 		return c, err

@@ -4,6 +4,7 @@
 //	gateway audit verify FILE       check an audit log's hash chain
 //	gateway apikey add|list|revoke  manage API keys of the E2B-compatible API
 //	gateway healthcheck             exit 0 when a local gateway is healthy
+//	gateway tools check DIR         check a directory of custom tool manifests
 package main
 
 import (
@@ -42,6 +43,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return runAPIKey(args[1:], stdout)
 		case "healthcheck":
 			return runHealthcheck(ctx, args[1:], stdout)
+		case "tools":
+			return runTools(args[1:], stdout)
 		case "client", "keys", "user":
 			return runAdmin(args, os.Stdin, stdout)
 		}

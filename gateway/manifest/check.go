@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -131,6 +132,14 @@ func (c *checker) schema(field string, raw json.RawMessage, input bool) (json.Ra
 			if _, ok := props[r]; ok {
 				c.fail(field, "property %q is reserved: the gateway adds it to every tool and does not pass it to the command", r)
 			}
+		}
+	}
+	if input {
+		// mcp-go panics on a tool whose x-mcp-header annotations break
+		// its rules; refuse them here instead.
+		if err := mcp.ValidateParamHeaderAnnotations(&mcp.Tool{Name: "t", RawInputSchema: trimmed}); err != nil {
+			c.fail(field, "%v", err)
+			return nil, nil
 		}
 	}
 	sch, err := Compile(trimmed)

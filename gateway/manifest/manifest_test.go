@@ -104,6 +104,7 @@ func TestParseInvalid(t *testing.T) {
 		{"input schema file ref", valid(set("inputSchema", map[string]any{"type": "object", "$ref": "file:///etc/passwd"})), "inputSchema", "not allowed"},
 		{"input schema remote ref", valid(set("inputSchema", map[string]any{"type": "object", "$ref": "https://example.com/s.json"})), "inputSchema", "not allowed"},
 		{"reserved argument", valid(set("inputSchema", map[string]any{"type": "object", "properties": map[string]any{"sandbox_id": map[string]any{}}})), "inputSchema", "reserved"},
+		{"bad header annotation", valid(set("inputSchema", map[string]any{"type": "object", "properties": map[string]any{"o": map[string]any{"type": "object", "x-mcp-header": "X"}}})), "inputSchema", "x-mcp-header"},
 		{"output schema not type object", valid(set("outputSchema", map[string]any{"type": "array"})), "outputSchema", "\"type\" must be \"object\""},
 		{"output schema invalid", valid(set("outputSchema", map[string]any{"type": "object", "minProperties": -1})), "outputSchema", "invalid JSON Schema"},
 	}
