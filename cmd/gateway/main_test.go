@@ -64,6 +64,7 @@ func TestEnvironmentGoesThroughTheFlagParser(t *testing.T) {
 		{"SANDGATE_MAX_SANDBOXES", "3", func(c config) bool { return c.Gateway.MaxSandboxesPerTenant == 3 }},
 		{"SANDGATE_WORKSPACE_BACKEND", "tmpfs", func(c config) bool { return c.WorkspaceBackend == "tmpfs" }},
 		{"SANDGATE_INSTANCE", "blue", func(c config) bool { return c.Instance == "blue" }},
+		{"SANDGATE_TOOLS_DIR", "/etc/sandgate/tools", func(c config) bool { return c.Gateway.ToolsDir == "/etc/sandgate/tools" }},
 	}
 	for _, tt := range good {
 		t.Run(tt.env+"="+tt.value, func(t *testing.T) {
