@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -180,6 +181,22 @@ func TestLocalCustomTools(t *testing.T) {
 		t.Error("the log does not say the previous version stays")
 	}
 	mustOK(t, "echo_args after a broken change", call(t, c, "echo_args", map[string]any{"text": "still"}))
+
+	// A good change replaces the tool, and is announced.
+	v2 := maps.Clone(echoArgs)
+	v2["command"] = []string{"sh", "-c", "echo v2"}
+	putManifest(t, dir, "echo.json", v2)
+	awaitListChanged(t, c, changed)
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		r := structuredAs[execResult](t, mustOK(t, "echo_args v2", call(t, c, "echo_args", map[string]any{"text": "x"})))
+		if r.Stdout == "v2\n" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the changed manifest never took effect: %+v", r)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 
 	if err := os.Remove(filepath.Join(dir, "echo.json")); err != nil {
 		t.Fatal(err)
