@@ -82,6 +82,7 @@ var requiredScopes = map[string][]string{
 	"browser_pdf":              {auth.ScopeBrowser},
 
 	"interpreter_restart": {auth.ScopeExec},
+	"run_notebook":        {auth.ScopeExec},
 	"http_request":        {auth.ScopeExec},
 }
 
@@ -92,6 +93,7 @@ func toolDefs() []toolDef {
 	defs = append(defs, pathTools()...)
 	defs = append(defs, execTools()...)
 	defs = append(defs, codeTools()...)
+	defs = append(defs, notebookTools()...)
 	defs = append(defs, sandboxTools()...)
 	defs = append(defs, auditTools()...)
 	defs = append(defs, browserTools()...)
