@@ -80,6 +80,9 @@ var requiredScopes = map[string][]string{
 	"browser_tabs":             {auth.ScopeBrowser},
 	"browser_resize":           {auth.ScopeBrowser},
 	"browser_pdf":              {auth.ScopeBrowser},
+	"browser_route":            {auth.ScopeBrowser},
+	"browser_record_start":     {auth.ScopeBrowser},
+	"browser_record_stop":      {auth.ScopeBrowser},
 
 	"interpreter_restart": {auth.ScopeExec},
 	"run_notebook":        {auth.ScopeExec},
@@ -97,6 +100,7 @@ func toolDefs() []toolDef {
 	defs = append(defs, sandboxTools()...)
 	defs = append(defs, auditTools()...)
 	defs = append(defs, browserTools()...)
+	defs = append(defs, browserNetTools()...)
 	defs = append(defs, networkTools()...)
 	for i := range defs {
 		d := &defs[i]

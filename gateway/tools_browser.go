@@ -94,7 +94,7 @@ type browserTabsArgs struct {
 type browserResizeArgs struct {
 	Width     int    `json:"width,omitempty" jsonschema:"Viewport width in CSS pixels (100-4096)."`
 	Height    int    `json:"height,omitempty" jsonschema:"Viewport height in CSS pixels (100-4096)."`
-	Device    string `json:"device,omitempty" jsonschema:"Preset: mobile (390x844, scale 3, iPhone, touch), tablet (820x1180, scale 2, iPad, touch) or desktop (1280x800)."`
+	Device    string `json:"device,omitempty" jsonschema:"Preset: mobile (390x844, scale 3, iPhone, touch), tablet (820x1180, scale 2, iPad, touch), desktop (1280x800), or a named device such as iphone-15, pixel-8, ipad or desktop-hd, with that device's viewport, scale, mobile layout, touch and user agent. An unknown name gets an error listing every preset."`
 	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it in an MCP session to use the session's own sandbox."`
 }
 
@@ -183,7 +183,7 @@ func browserTools() []toolDef {
 			func(a browserTabsArgs) protocol.BrowserRequest {
 				return protocol.BrowserRequest{Action: protocol.BrowserTabs, TabAction: a.Action, Index: a.Index, URL: a.URL}
 			}, tabsText),
-		browserTool("browser_resize", "Resize the viewport (width, height) or emulate a device: mobile, tablet or desktop.", false, false, summarize("device"),
+		browserTool("browser_resize", "Resize the viewport (width, height) or emulate a device: mobile, tablet, desktop or a named one such as iphone-15, pixel-8 or ipad.", false, false, summarize("device"),
 			func(a browserResizeArgs) protocol.BrowserRequest {
 				return protocol.BrowserRequest{Action: protocol.BrowserResize, Width: a.Width, Height: a.Height, Device: a.Device}
 			}, pageText),

@@ -24,13 +24,33 @@ type view struct {
 	UA     string
 }
 
-// devices are the presets of resize.
+// User agents of the presets: what each device's own browser sends.
+const (
+	uaIPhone  = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1"
+	uaIPad    = "Mozilla/5.0 (iPad; CPU OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1"
+	uaPixel   = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Mobile Safari/537.36"
+	uaGalaxy  = "Mozilla/5.0 (Linux; Android 14; SM-S911B) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Mobile Safari/537.36"
+	uaPixelTb = "Mozilla/5.0 (Linux; Android 14; Pixel Tablet) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36"
+)
+
+// devices are the presets of resize, the one list of them: viewports in
+// CSS pixels and scale factors as the devices report them. mobile, tablet
+// and desktop are the generic names; the others are real devices.
 var devices = map[string]view{
-	"mobile": {Device: "mobile", Width: 390, Height: 844, Scale: 3, Mobile: true, Touch: true,
-		UA: "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1"},
-	"tablet": {Device: "tablet", Width: 820, Height: 1180, Scale: 2, Mobile: true, Touch: true,
-		UA: "Mozilla/5.0 (iPad; CPU OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1"},
+	"mobile":  {Device: "mobile", Width: 390, Height: 844, Scale: 3, Mobile: true, Touch: true, UA: uaIPhone},
+	"tablet":  {Device: "tablet", Width: 820, Height: 1180, Scale: 2, Mobile: true, Touch: true, UA: uaIPad},
 	"desktop": {Device: "desktop", Width: 1280, Height: 800, Scale: 1},
+
+	"iphone-se":         {Device: "iphone-se", Width: 375, Height: 667, Scale: 2, Mobile: true, Touch: true, UA: uaIPhone},
+	"iphone-15":         {Device: "iphone-15", Width: 393, Height: 852, Scale: 3, Mobile: true, Touch: true, UA: uaIPhone},
+	"iphone-15-pro-max": {Device: "iphone-15-pro-max", Width: 430, Height: 932, Scale: 3, Mobile: true, Touch: true, UA: uaIPhone},
+	"pixel-8":           {Device: "pixel-8", Width: 412, Height: 915, Scale: 2.625, Mobile: true, Touch: true, UA: uaPixel},
+	"galaxy-s23":        {Device: "galaxy-s23", Width: 360, Height: 780, Scale: 3, Mobile: true, Touch: true, UA: uaGalaxy},
+	"ipad":              {Device: "ipad", Width: 820, Height: 1180, Scale: 2, Mobile: true, Touch: true, UA: uaIPad},
+	"ipad-pro":          {Device: "ipad-pro", Width: 1024, Height: 1366, Scale: 2, Mobile: true, Touch: true, UA: uaIPad},
+	"pixel-tablet":      {Device: "pixel-tablet", Width: 1280, Height: 800, Scale: 2, Mobile: true, Touch: true, UA: uaPixelTb},
+	"laptop":            {Device: "laptop", Width: 1440, Height: 900, Scale: 2},
+	"desktop-hd":        {Device: "desktop-hd", Width: 1920, Height: 1080, Scale: 1},
 }
 
 // Viewport bounds of resize, in CSS pixels.

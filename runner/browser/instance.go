@@ -23,6 +23,7 @@ type instance struct {
 	pid       int
 	home      string
 	userAgent string // the browser's own, restored by the desktop preset
+	net       *netState
 
 	root        context.Context // chromedp context of the first tab; its end ends the browser
 	cancelRoot  context.CancelFunc
@@ -51,6 +52,7 @@ type tab struct {
 	console   *consoleLog
 	nav       *navState
 	crashed   atomic.Bool
+	fetchOn   bool // Fetch is enabled: the routes' requests pause
 
 	// The isolated world of the current document and its refs.
 	world    runtime.ExecutionContextID
@@ -159,7 +161,10 @@ func (in *instance) attach(call context.Context, v view, t *tab) error {
 	t.attached = true
 	ctx, cancel := bound(t.ctx, call)
 	defer cancel()
-	return v.apply(ctx, in.userAgent)
+	if err := v.apply(ctx, in.userAgent); err != nil {
+		return err
+	}
+	return t.intercept(ctx, in.net.patterns())
 }
 
 // onEvent follows one event of t. It runs on chromedp's reading
@@ -182,6 +187,8 @@ func (t *tab) onEvent(in *instance, ev any) {
 	case *inspector.EventTargetCrashed:
 		t.crashed.Store(true)
 		t.nav.end()
+	default:
+		in.net.onEvent(t, ev)
 	}
 }
 

@@ -53,6 +53,8 @@ type Manager struct {
 	nextRef  int  // first ref number of the next snapshot
 	view     view // emulation applied to every tab
 	restarts int
+
+	net *netState // routes and the recording; locked on its own
 }
 
 // New returns a Manager; Chromium starts on the first action.
@@ -63,7 +65,7 @@ func New(opts Options) *Manager {
 	if opts.TempDir == "" {
 		opts.TempDir = os.TempDir()
 	}
-	m := &Manager{opts: opts, log: opts.Logger, turn: make(chan struct{}, 1), nextRef: 1, view: devices["desktop"]}
+	m := &Manager{opts: opts, log: opts.Logger, turn: make(chan struct{}, 1), nextRef: 1, view: devices["desktop"], net: newNetState(opts.Logger)}
 	m.turn <- struct{}{}
 	return m
 }
@@ -92,11 +94,14 @@ var actions = map[string]action{
 	protocol.BrowserTabs:         {checkTabs, runTabs},
 	protocol.BrowserResize:       {checkResize, runResize},
 	protocol.BrowserPDF:          {checkPDF, runPDF},
+	protocol.BrowserRoute:        {checkRoute, runRoute},
+	protocol.BrowserRecord:       {checkRecord, runRecord},
 }
 
 // survivesCrash are the actions that work on a tab whose page crashed.
 var survivesCrash = map[string]bool{
 	protocol.BrowserNavigate: true, protocol.BrowserTabs: true, protocol.BrowserConsole: true, protocol.BrowserResize: true,
+	protocol.BrowserRoute: true, protocol.BrowserRecord: true,
 }
 
 func actionNames() string {
@@ -181,6 +186,7 @@ func (m *Manager) ensure(ctx context.Context) (*instance, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	in.net = m.net
 	m.log.Info("browser started", "pid", in.pid, "duration_ms", time.Since(began).Milliseconds(), "restarts", m.restarts)
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -25,7 +25,46 @@ const (
 	BrowserTabs         = "tabs"          // TabAction (list, open, select, close), Index, URL
 	BrowserResize       = "resize"        // Width, Height or Device (mobile, tablet, desktop)
 	BrowserPDF          = "pdf"           // Path
+	BrowserRoute        = "route"         // RouteAction (add, list, remove, clear), Route, RouteID
+	BrowserRecord       = "record"        // RecordAction (start, stop), Path
 )
+
+// Route actions of BrowserRoute.
+const (
+	RouteAdd    = "add"
+	RouteList   = "list"
+	RouteRemove = "remove"
+	RouteClear  = "clear"
+)
+
+// Record actions of BrowserRecord.
+const (
+	RecordStart = "start"
+	RecordStop  = "stop"
+)
+
+// Bounds of network interception and recording, decided here so that the
+// gateway's descriptions and the runner agree.
+const (
+	MaxRoutes         = 32      // routes at once per sandbox
+	MaxRouteBodyBytes = 1 << 20 // a fulfilled body
+	MaxHAREntries     = 5000    // requests in one recording
+	MaxHARBytes       = 32 << 20
+)
+
+// Route fulfils or blocks the requests whose URL matches Pattern:
+// a glob over the whole URL (* any characters, ? one, \ escapes) or, with
+// Regex, an RE2 expression that must match somewhere in it.
+type Route struct {
+	ID      string            `json:"id,omitempty"` // set by the runner
+	Pattern string            `json:"pattern"`
+	Regex   bool              `json:"regex,omitempty"`
+	Block   bool              `json:"block,omitempty"` // fail the request (net::ERR_BLOCKED_BY_CLIENT)
+	Status  int               `json:"status,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+	Body    []byte            `json:"body,omitempty"`
+	Hits    int               `json:"hits"` // requests it answered
+}
 
 // BrowserRequest is one browser action.
 type BrowserRequest struct {
@@ -49,6 +88,10 @@ type BrowserRequest struct {
 	Height       int         `json:"height,omitempty"`
 	Device       string      `json:"device,omitempty"`
 	Path         string      `json:"path,omitempty"`
+	RouteAction  string      `json:"route_action,omitempty"`
+	Route        *Route      `json:"route,omitempty"`
+	RouteID      string      `json:"route_id,omitempty"`
+	RecordAction string      `json:"record_action,omitempty"`
 	TimeoutMs    int64       `json:"timeout_ms,omitempty"`
 }
 
@@ -71,8 +114,11 @@ type BrowserResult struct {
 	Value    json.RawMessage  `json:"value,omitempty"` // evaluate result as JSON
 	Console  []ConsoleMessage `json:"console,omitempty"`
 	Tabs     []BrowserTab     `json:"tabs,omitempty"`
-	Path     string           `json:"path,omitempty"` // pdf written
+	Path     string           `json:"path,omitempty"` // pdf or recording written
 	Bytes    int64            `json:"bytes,omitempty"`
+	Routes   []Route          `json:"routes,omitempty"`
+	Entries  int              `json:"entries,omitempty"` // requests in a recording
+	Dropped  int              `json:"dropped,omitempty"` // requests left out of it at the caps
 	Message  string           `json:"message,omitempty"`
 }
 
