@@ -11,6 +11,7 @@ import (
 	"github.com/sandgate/sandgate/runner/httpreq"
 	"github.com/sandgate/sandgate/runner/process"
 	"github.com/sandgate/sandgate/runner/protocol"
+	"github.com/sandgate/sandgate/runner/watch"
 )
 
 // Browser drives the sandbox's browser (runner/browser implements it).
@@ -42,6 +43,8 @@ type Services struct {
 	Egress *egress.Link
 	// HTTP makes http_request's requests through the sandbox's proxy.
 	HTTP *httpreq.Client
+	// Watch reports file changes (protocol.OpWatch).
+	Watch *watch.Watcher
 }
 
 // handlers wires every operation to its implementation.
@@ -58,6 +61,10 @@ func handlers(svc Services) registry {
 	if svc.Interpreter != nil {
 		r.add(protocol.OpInterpRun, unary(svc.Interpreter.Run))
 		r.add(protocol.OpInterpRestart, unary(svc.Interpreter.Restart))
+	}
+
+	if svc.Watch != nil {
+		r.add(protocol.OpWatch, watchOp(svc.Watch))
 	}
 
 	r.add(protocol.OpFileRead, fileRead(fs))

@@ -39,6 +39,7 @@ import (
 	"github.com/sandgate/sandgate/runner/interp"
 	"github.com/sandgate/sandgate/runner/process"
 	"github.com/sandgate/sandgate/runner/proxy"
+	"github.com/sandgate/sandgate/runner/watch"
 )
 
 func main() {
@@ -132,6 +133,7 @@ func run(ctx context.Context, args []string) error {
 		Info:      runner.Describe(cfg.Workspace, acct, pm),
 		Egress:    link,
 		HTTP:      httpClient,
+		Watch:     watch.New(cfg.Workspace),
 	}
 	// The stateful interpreter needs python3 in the image; without it its
 	// operations stay unsupported and the gateway says so.
