@@ -102,19 +102,15 @@ func (g *Server) principal(ctx context.Context) Principal {
 	return PrincipalFor(id)
 }
 
-// missingScopes returns the scopes a tools/call needs that p lacks. Only
-// tools/call is scope-guarded; listing tools is open to any valid token so
-// a client can learn what to ask for.
+// missingScopes returns the scopes a request needs that p lacks (see
+// neededScopes). Listing tools, resources and prompts is open to any
+// valid token so a client can learn what to ask for.
 func (g *Server) missingScopes(p Principal, msg rpcMessage) []string {
-	if msg.Method != "tools/call" || g.cfg.Auth == nil {
+	if g.cfg.Auth == nil {
 		return nil
 	}
-	d, ok := g.lookupTool(msg.Params.Name)
-	if !ok {
-		return nil // unknown tool: mcp-go answers with the precise error
-	}
 	var missing []string
-	for _, s := range d.scopes {
+	for _, s := range g.neededScopes(msg) {
 		if !slices.Contains(p.Scopes, s) {
 			missing = append(missing, s)
 		}
@@ -126,9 +122,12 @@ func (g *Server) missingScopes(p Principal, msg rpcMessage) []string {
 // challenge names every scope the call needs, not only the missing ones,
 // so a client asking for exactly those gets a token that works.
 func (g *Server) denyScope(ctx context.Context, w http.ResponseWriter, p Principal, msg rpcMessage) {
-	d, _ := g.lookupTool(msg.Params.Name)
-	need := d.scopes
-	ev := &audit.Event{Kind: audit.KindToolDenied, Principal: p.audit(), Tool: msg.Params.Name, Outcome: audit.OutcomeDenied,
+	need := g.neededScopes(msg)
+	tool := msg.Params.Name
+	if msg.Method != "tools/call" {
+		tool = msg.Method
+	}
+	ev := &audit.Event{Kind: audit.KindToolDenied, Principal: p.audit(), Tool: tool, Outcome: audit.OutcomeDenied,
 		DenyReason: "insufficient scope: needs " + fmt.Sprint(need)}
 	if err := g.audit.Append(context.WithoutCancel(ctx), ev); err != nil {
 		g.log.Error("audit append failed", "kind", ev.Kind, "tool", ev.Tool, "error", err)

@@ -24,6 +24,15 @@ type rpcMessage struct {
 	Params struct {
 		Name string         `json:"name"`
 		Meta map[string]any `json:"_meta"`
+		URI  string         `json:"uri"` // resources/read, subscribe
+		Ref  struct {       // completion/complete
+			Type string `json:"type"`
+			URI  string `json:"uri"`
+			Name string `json:"name"`
+		} `json:"ref"`
+		Argument struct {
+			Name string `json:"name"`
+		} `json:"argument"`
 	} `json:"params"`
 	// args are a tools/call's decoded arguments when the edge took them
 	// out of the body (see splitToolCall); nil otherwise.

@@ -47,6 +47,8 @@ type Server struct {
 	// accessKey signs sandbox access tokens (Config.E2B.AccessKey).
 	accessKey []byte
 	e2b       *e2b.API
+	// watches fans sandbox file changes out to resource subscribers.
+	watches *watchHub
 }
 
 // New builds a gateway on provider p writing audit records to store. It
@@ -91,8 +93,16 @@ func New(ctx context.Context, cfg Config, p sandbox.Provider, store AuditStore, 
 		m.MustRegister(poolSizes{g.boxes.pool})
 	}
 
+	hooks := &server.Hooks{}
+	g.watches = newWatchHub(log)
 	g.mcp = server.NewMCPServer("sandgate", Version,
 		server.WithToolCapabilities(true),
+		server.WithResourceCapabilities(true, true),
+		server.WithPromptCapabilities(false),
+		server.WithCompletions(),
+		server.WithResourceCompletionProvider(resourceCompletions{g}),
+		server.WithPromptCompletionProvider(promptCompletions{g}),
+		server.WithHooks(hooks),
 		server.WithLogging(),
 		server.WithRecovery(),
 		server.WithInstructions("Each MCP session gets its own sandbox: a Linux container with no network, a writable /workspace and resource limits. Sessionless clients call sandbox_create and pass sandbox_id."),
@@ -101,6 +111,8 @@ func New(ctx context.Context, cfg Config, p sandbox.Provider, store AuditStore, 
 	if g.args, err = newArgValidator(defs); err != nil {
 		return nil, err
 	}
+	g.registerResources(hooks)
+	g.registerPrompts()
 	g.tools = map[string]toolDef{}
 	for _, d := range defs {
 		g.tools[d.tool.Name] = d
@@ -136,7 +148,7 @@ func New(ctx context.Context, cfg Config, p sandbox.Provider, store AuditStore, 
 func (g *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	count := g.metrics.Instrument
-	mux.Handle("/mcp", count("mcp", g.mcpMiddleware(g.http)))
+	mux.Handle("/mcp", count("mcp", g.mcpMiddleware(g.rpcCodes(g.http))))
 	if g.cfg.Auth != nil {
 		// RFC 9728: the metadata of the /mcp resource, at the root and at
 		// the path-inserted location clients derive from the resource.
@@ -175,6 +187,7 @@ func (g *Server) MetricsHandler() http.Handler { return g.metrics.Handler() }
 func (g *Server) onSessionEnd(id, reason string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	g.watches.unsubscribe(id, "")
 	g.boxes.endSession(ctx, id, reason)
 	ev := &audit.Event{Kind: audit.KindSessionEnd, Session: id, Summary: map[string]string{"reason": reason}, Outcome: "ok"}
 	if err := g.audit.Append(ctx, ev); err != nil {

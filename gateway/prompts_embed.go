@@ -1,0 +1,95 @@
+package gateway
+
+import (
+	"context"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/sandgate/sandgate/auth"
+	"github.com/sandgate/sandgate/runner/protocol"
+)
+
+// maxEmbedBytes bounds a file a prompt embeds: a README longer than this
+// is left for the agent to read.
+const maxEmbedBytes = 64 << 10
+
+// readmeNames are the files run-tests embeds, first found first.
+var readmeNames = []string{"README.md", "README", "README.rst", "README.txt"}
+
+// embedReadme returns repo's README in the caller's sandbox as an
+// embedded resource, or nil when there is none, the caller may not read
+// files, or no sandbox is chosen. Reading it is audited as a
+// resources/read.
+func (g *Server) embedReadme(ctx context.Context, sandboxID, repo string) *mcp.EmbeddedResource {
+	p, session, err := caller(ctx)
+	if err != nil || !slices.Contains(p.Scopes, auth.ScopeFilesRead) {
+		return nil
+	}
+	b, err := g.defaultBox(ctx, p, session, sandboxID)
+	if err != nil {
+		return nil
+	}
+	var found *mcp.EmbeddedResource
+	dir := strings.TrimSuffix(repo, "/")
+	_ = g.resourceCall(ctx, p, session, b, toolResourcesRead, map[string]string{"uri": cut(sandboxURI(b.id(), dir), 200), "embed": "README"}, func(ctx context.Context, rc *protocol.Client) error {
+		for _, name := range readmeNames {
+			file := path.Join(dir, name)
+			var fi protocol.FileInfo
+			if rc.Call(ctx, protocol.OpFileStat, protocol.PathRequest{Path: file}, &fi) != nil || fi.Type != protocol.TypeFile || fi.Size > maxEmbedBytes {
+				continue
+			}
+			contents, err := readContents(ctx, rc, sandboxURI(b.id(), file), file)
+			if err != nil {
+				return err
+			}
+			if t, ok := contents[0].(mcp.TextResourceContents); ok {
+				e := mcp.NewEmbeddedResource(t)
+				found = &e
+			}
+			return nil
+		}
+		return nil
+	})
+	return found
+}
+
+// promptCompletions completes the prompts' arguments.
+type promptCompletions struct{ g *Server }
+
+// Suggestions for arguments whose values are not in the sandbox.
+var (
+	testCommands = []string{"go test ./...", "pytest -q", "npm test", "cargo test", "make test", "python -m unittest"}
+	pageURLs     = []string{"http://localhost:3000", "http://localhost:5000", "http://localhost:8000", "http://localhost:8080"}
+	devices      = []string{"desktop", "mobile", "tablet"}
+)
+
+// CompletePromptArgument implements server.PromptCompletionProvider.
+func (pc promptCompletions) CompletePromptArgument(ctx context.Context, prompt string, arg mcp.CompleteArgument, cc mcp.CompleteContext) (*mcp.Completion, error) {
+	switch {
+	case arg.Name == "sandbox_id":
+		return pc.g.completeSandboxID(ctx, arg.Value)
+	case prompt == promptRunTests && arg.Name == "repo":
+		return pc.g.completePath(ctx, cc.Arguments["sandbox_id"], arg.Value)
+	case prompt == promptRunTests && arg.Name == "test_command":
+		return prefixed(testCommands, arg.Value), nil
+	case prompt == promptCapturePage && arg.Name == "url":
+		return prefixed(pageURLs, arg.Value), nil
+	case prompt == promptCapturePage && arg.Name == "device":
+		return prefixed(devices, arg.Value), nil
+	}
+	return completion(nil), nil
+}
+
+// prefixed is the values of list that start with prefix.
+func prefixed(list []string, prefix string) *mcp.Completion {
+	var out []string
+	for _, v := range list {
+		if strings.HasPrefix(v, prefix) {
+			out = append(out, v)
+		}
+	}
+	return completion(out)
+}

@@ -1,0 +1,156 @@
+package gateway
+
+import (
+	"cmp"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"mime"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/sandgate/sandgate/auth"
+	"github.com/sandgate/sandgate/runner/protocol"
+)
+
+// What resources/list shows of each of the caller's sandboxes: the
+// workspace, its top-level entries and its most recently changed files,
+// a page at a time.
+const (
+	listTopEntries  = 200
+	listRecentFiles = 20
+	listRecentDepth = 4
+	listRecentScan  = 2000 // entries scanned for the recent files
+	listPageSize    = 50
+)
+
+// listResources replaces mcp-go's (static) resources/list result with
+// what the caller may read: the audit resource with sandbox:audit, and
+// with sandbox:files:read each usable sandbox's workspace, top level and
+// recently changed files. The cursor is an offset into that list; a list
+// that changes between pages may repeat or skip an entry.
+func (g *Server) listResources(ctx context.Context, _ any, req *mcp.ListResourcesRequest, res *mcp.ListResourcesResult) {
+	p, session, err := caller(ctx)
+	if err != nil || res == nil {
+		return
+	}
+	var all []mcp.Resource
+	if slices.Contains(p.Scopes, auth.ScopeAudit) {
+		all = append(all, mcp.NewResource(auditURI, "Your recent audit records", mcp.WithMIMEType("application/json")))
+	}
+	if slices.Contains(p.Scopes, auth.ScopeFilesRead) {
+		for _, b := range g.callerBoxes(p, session) {
+			rs, err := g.sandboxResources(ctx, p, session, b)
+			if err != nil {
+				g.log.Warn("list sandbox resources", "sandbox_id", b.id(), "error", err)
+				continue
+			}
+			all = append(all, rs...)
+		}
+	}
+	start := cursorOffset(req.Params.Cursor)
+	page := all[min(start, len(all)):min(start+listPageSize, len(all))]
+	res.Resources = append([]mcp.Resource{}, page...)
+	res.NextCursor = ""
+	if start+listPageSize < len(all) {
+		res.NextCursor = offsetCursor(start + listPageSize)
+	}
+}
+
+// callerBoxes are the sandboxes the caller may use from this session
+// (its own sessionless ones and this legacy session's), by id.
+func (g *Server) callerBoxes(p Principal, session string) []*box {
+	bs := g.boxes.matching(func(b *box) bool { return allows(b.owner, b.session, p, session) })
+	slices.SortFunc(bs, func(a, b *box) int { return cmp.Compare(a.id(), b.id()) })
+	return bs
+}
+
+// sandboxResources lists one sandbox's resources, audited as
+// "resources/list".
+func (g *Server) sandboxResources(ctx context.Context, p Principal, session string, b *box) ([]mcp.Resource, error) {
+	short := b.id()[:min(8, len(b.id()))]
+	out := []mcp.Resource{mcp.NewResource(sandboxURI(b.id(), ""), "sandbox "+short+" workspace",
+		mcp.WithResourceDescription("The /workspace directory of sandbox "+b.id()+"; reads as its listing."), mcp.WithMIMEType(mimeDirectory))}
+	err := g.resourceCall(ctx, p, session, b, "resources/list", nil, func(ctx context.Context, rc *protocol.Client) error {
+		var top, deep protocol.ListResult
+		if err := rc.Call(ctx, protocol.OpFileList, protocol.ListRequest{Path: ".", MaxEntries: listTopEntries}, &top); err != nil {
+			return err
+		}
+		if err := rc.Call(ctx, protocol.OpFileList, protocol.ListRequest{Path: ".", Depth: listRecentDepth, MaxEntries: listRecentScan}, &deep); err != nil {
+			return err
+		}
+		seen := map[string]bool{}
+		for _, e := range top.Entries {
+			out = append(out, fileResource(b.id(), short, relTo(top.Path, e.Path), e))
+			seen[e.Path] = true
+		}
+		for _, e := range recentFiles(deep.Entries, seen) {
+			out = append(out, fileResource(b.id(), short, relTo(deep.Path, e.Path), e))
+		}
+		return nil
+	})
+	return out, err
+}
+
+// recentFiles are the most recently modified regular files not in seen.
+func recentFiles(entries []protocol.FileInfo, seen map[string]bool) []protocol.FileInfo {
+	var files []protocol.FileInfo
+	for _, e := range entries {
+		if e.Type == protocol.TypeFile && !seen[e.Path] {
+			files = append(files, e)
+		}
+	}
+	slices.SortFunc(files, func(a, b protocol.FileInfo) int { return b.ModTime.Compare(a.ModTime) })
+	return files[:min(listRecentFiles, len(files))]
+}
+
+// relTo is path relative to the workspace root (as the runner resolved
+// it), or path itself when it lies outside.
+func relTo(root, path string) string {
+	if rel, err := filepath.Rel(root, path); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return path
+}
+
+// fileResource describes one entry of sandbox id as a resource.
+func fileResource(id, short, rel string, e protocol.FileInfo) mcp.Resource {
+	r := mcp.NewResource(sandboxURI(id, rel), rel, mcp.WithResourceDescription(fmt.Sprintf("%s in sandbox %s", e.Type, short)))
+	r.Title = rel + " (sandbox " + short + ")"
+	if e.Type == protocol.TypeDir {
+		r.MIMEType = mimeDirectory
+	} else {
+		size := e.Size
+		r.Size = &size
+		if t, ok := sourceTypes[strings.ToLower(filepath.Ext(rel))]; ok {
+			r.MIMEType = t
+		} else {
+			r.MIMEType = mime.TypeByExtension(filepath.Ext(rel))
+		}
+	}
+	r.Annotations = &mcp.Annotations{LastModified: e.ModTime.UTC().Format(time.RFC3339)}
+	return r
+}
+
+// The cursor is the offset, base64-encoded as mcp-go expects a cursor to
+// be (it decodes one before the list hook runs).
+func offsetCursor(n int) mcp.Cursor {
+	return mcp.Cursor(base64.StdEncoding.EncodeToString([]byte("offset:" + strconv.Itoa(n))))
+}
+
+func cursorOffset(c mcp.Cursor) int {
+	b, err := base64.StdEncoding.DecodeString(string(c))
+	if err != nil {
+		return 0
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(string(b), "offset:"))
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
+}

@@ -1,0 +1,111 @@
+package gateway
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/sandgate/sandgate/gateway/audit"
+	"github.com/sandgate/sandgate/runner/protocol"
+)
+
+// toolResourcesRead is the audit records' tool name for resources/read.
+const toolResourcesRead = "resources/read"
+
+// readSandboxResource serves resources/read of a sandbox:// URI: a file
+// whole (text when it is UTF-8, else a base64 blob) or a directory's
+// listing, audited like a read-only tool call.
+func (g *Server) readSandboxResource(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+	uri := req.Params.URI
+	ref, err := parseSandboxURI(uri)
+	if err != nil {
+		return nil, notFound(ctx, fmt.Errorf("%w: %v", errResourceNotFound, err))
+	}
+	p, session, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	b, err := g.resourceBox(ctx, p, session, ref)
+	if err != nil {
+		return nil, err
+	}
+	var out []mcp.ResourceContents
+	err = g.resourceCall(ctx, p, session, b, toolResourcesRead, map[string]string{"uri": cut(uri, 200)}, func(ctx context.Context, rc *protocol.Client) error {
+		out, err = readContents(ctx, rc, uri, ref.runnerPath())
+		return runnerNotFound(ctx, uri, err)
+	})
+	return out, err
+}
+
+// readContents reads path through rc as uri's contents.
+func readContents(ctx context.Context, rc *protocol.Client, uri, path string) ([]mcp.ResourceContents, error) {
+	var fi protocol.FileInfo
+	if err := rc.Call(ctx, protocol.OpFileStat, protocol.PathRequest{Path: path}, &fi); err != nil {
+		return nil, err
+	}
+	if fi.Type == protocol.TypeDir {
+		var l protocol.ListResult
+		if err := rc.Call(ctx, protocol.OpFileList, protocol.ListRequest{Path: path, Hidden: true, MaxEntries: 1000}, &l); err != nil {
+			return nil, err
+		}
+		return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: mimeDirectory, Text: listingText(l)}}, nil
+	}
+	if fi.Size > maxResourceBytes {
+		return nil, fmt.Errorf("%s is %d bytes, above the %d byte limit of resources/read; read it in ranges with the read_file tool (offset/limit)", uri, fi.Size, maxResourceBytes)
+	}
+	data, err := readBytes(ctx, rc, path)
+	if err != nil {
+		return nil, err
+	}
+	mime := mimeOf(path, data)
+	if utf8.Valid(data) && !binaryMIME(mime) {
+		return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: mime, Text: string(data)}}, nil
+	}
+	return []mcp.ResourceContents{mcp.BlobResourceContents{URI: uri, MIMEType: mime, Blob: base64.StdEncoding.EncodeToString(data)}}, nil
+}
+
+// readBytes reads a whole file of at most maxResourceBytes as bytes.
+func readBytes(ctx context.Context, rc *protocol.Client, path string) ([]byte, error) {
+	req := protocol.ReadRequest{Path: path, Encoding: protocol.EncodingBase64, MaxBytes: maxResourceBytes}
+	var res protocol.ReadResult
+	if rc.Payloads() {
+		req.Raw = true
+		data, err := rc.CallPayload(ctx, protocol.OpFileRead, req, nil, &res)
+		if err != nil {
+			return nil, err
+		}
+		if data != nil {
+			return data, nil
+		}
+	} else if err := rc.Call(ctx, protocol.OpFileRead, req, &res); err != nil {
+		return nil, err
+	}
+	if res.Encoding == protocol.EncodingBase64 {
+		return base64.StdEncoding.DecodeString(res.Content)
+	}
+	return []byte(res.Content), nil
+}
+
+// readAuditResource serves the caller's own recent audit records.
+func (g *Server) readAuditResource(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+	p, _, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	events, err := g.audit.Query(ctx, audit.Query{Issuer: p.Issuer, Subject: p.Subject, Limit: 100})
+	if err != nil {
+		return nil, fmt.Errorf("read audit log: %w", err)
+	}
+	if events == nil {
+		events = []audit.Event{}
+	}
+	b, err := json.MarshalIndent(map[string]any{"records": events}, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: "application/json", Text: string(b)}}, nil
+}

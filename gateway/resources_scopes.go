@@ -1,0 +1,41 @@
+package gateway
+
+import (
+	"strings"
+
+	"github.com/sandgate/sandgate/auth"
+)
+
+// neededScopes returns the scopes a request needs: a tools/call its
+// tool's; reading or subscribing to a resource, and completing a file
+// path, what reading it with the tools needs (sandbox:files:read for
+// sandbox files, sandbox:audit for the audit records).
+func (g *Server) neededScopes(msg rpcMessage) []string {
+	switch msg.Method {
+	case "tools/call":
+		d, _ := g.lookupTool(msg.Params.Name) // built-in or custom; an unknown tool needs none: mcp-go answers with the precise error
+		return d.scopes
+	case "resources/read", "resources/subscribe":
+		return uriScopes(msg.Params.URI)
+	case "completion/complete":
+		ref := msg.Params.Ref
+		switch {
+		case ref.Type == "ref/resource" && strings.HasPrefix(ref.URI, sandboxScheme+"://"):
+			return []string{auth.ScopeFilesRead}
+		case ref.Type == "ref/prompt" && ref.Name == promptRunTests && msg.Params.Argument.Name == "repo":
+			return []string{auth.ScopeFilesRead}
+		}
+	}
+	return nil
+}
+
+// uriScopes are the scopes reading uri needs.
+func uriScopes(uri string) []string {
+	switch {
+	case strings.HasPrefix(uri, sandboxScheme+"://"):
+		return []string{auth.ScopeFilesRead}
+	case strings.HasPrefix(uri, "audit://"):
+		return []string{auth.ScopeAudit}
+	}
+	return nil
+}
