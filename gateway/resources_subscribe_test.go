@@ -1,0 +1,132 @@
+package gateway_test
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// notes collects a client's notifications of one method.
+type notes struct {
+	mu   sync.Mutex
+	got  []mcp.JSONRPCNotification
+	cond chan struct{}
+}
+
+func collect(c *client.Client) *notes {
+	n := &notes{cond: make(chan struct{}, 1)}
+	c.OnNotification(func(note mcp.JSONRPCNotification) {
+		n.mu.Lock()
+		n.got = append(n.got, note)
+		n.mu.Unlock()
+		select {
+		case n.cond <- struct{}{}:
+		default:
+		}
+	})
+	return n
+}
+
+// has reports whether a notification of method (with uri, if not "") came.
+func (n *notes) has(method, uri string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return slices.ContainsFunc(n.got, func(note mcp.JSONRPCNotification) bool {
+		return note.Method == method && (uri == "" || note.Params.AdditionalFields["uri"] == uri)
+	})
+}
+
+// waitFor polls with poke (which may send a request that carries the
+// notification back) until a notification of method and uri came.
+func (n *notes) waitFor(t *testing.T, method, uri string, poke func()) {
+	t.Helper()
+	deadline := time.After(60 * time.Second)
+	for !n.has(method, uri) {
+		poke()
+		select {
+		case <-n.cond:
+		case <-time.After(300 * time.Millisecond):
+		case <-deadline:
+			t.Fatalf("no %s for %q", method, uri)
+		}
+	}
+}
+
+// TestLocalResourceSubscribeLegacy: a legacy session subscribed to a file
+// is told when a run_shell edits it, and when its workspace's listing
+// changes; another principal's session is told nothing. Legacy sessions
+// have no standalone stream here (see refuseStandaloneStream), so
+// notifications come on the session's next response stream: the test
+// pings.
+func TestLocalResourceSubscribeLegacy(t *testing.T) {
+	t.Parallel()
+	tg := startLocalGateway(t, nil)
+	c := legacyClient(t, tg.URL)
+	got := collect(c)
+	mustOK(t, "write_file", call(t, c, "write_file", map[string]any{"path": "watched.txt", "content": "v1"}))
+	var uri string
+	for _, u := range listURIs(t, c) {
+		if strings.HasSuffix(u, "/watched.txt") {
+			uri = u
+		}
+	}
+	if err := c.Subscribe(t.Context(), subscribeReq(uri)); err != nil {
+		t.Fatalf("subscribe %s: %v", uri, err)
+	}
+	other := legacyClient(t, tg.URL)
+	otherGot := collect(other)
+	if err := other.Subscribe(t.Context(), subscribeReq(uri)); !errors.Is(err, mcp.ErrResourceNotFound) {
+		t.Fatalf("another session subscribing to this session's sandbox: %v, want -32002", err)
+	}
+	ping := func() { _ = c.Ping(t.Context()) }
+	// The watch starts asynchronously: edit until a change is seen.
+	got.waitFor(t, mcp.MethodNotificationResourceUpdated, uri, func() {
+		shell(t, c, "echo more >> watched.txt", nil)
+		ping()
+	})
+	got.waitFor(t, mcp.MethodNotificationResourcesListChanged, "", func() {
+		shell(t, c, "touch new-$RANDOM", nil)
+		ping()
+	})
+	_ = other.Ping(t.Context())
+	if otherGot.has(mcp.MethodNotificationResourceUpdated, uri) {
+		t.Error("another session was told of this session's file")
+	}
+	if err := c.Unsubscribe(t.Context(), mcp.UnsubscribeRequest{Params: mcp.UnsubscribeParams{URI: uri}}); err != nil {
+		t.Fatalf("unsubscribe: %v", err)
+	}
+}
+
+// TestLocalResourceListen: a 2026-07-28 client's subscriptions/listen
+// stream receives resources/updated for the file it named when a
+// run_shell edits it, and list_changed when the workspace's listing does.
+func TestLocalResourceListen(t *testing.T) {
+	t.Parallel()
+	tg := startLocalGateway(t, nil)
+	c := modernClient(t, tg.URL)
+	got := collect(c)
+	id := newSandboxID(t, c)
+	write(t, c, id, "w.txt", "v1", "")
+	uri := "sandbox://" + id + "/w.txt"
+	stop, err := c.ListenAsync(t.Context(), mcp.SubscriptionFilter{ResourceSubscriptions: []string{uri}, ResourcesListChanged: true}, func(err error) { t.Errorf("listen: %v", err) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	got.waitFor(t, mcp.MethodNotificationResourceUpdated, uri, func() {
+		shell(t, c, "echo more >> w.txt", map[string]any{"sandbox_id": id})
+	})
+	got.waitFor(t, mcp.MethodNotificationResourcesListChanged, "", func() {
+		shell(t, c, "touch new-$RANDOM", map[string]any{"sandbox_id": id})
+	})
+}
+
+func subscribeReq(uri string) mcp.SubscribeRequest {
+	return mcp.SubscribeRequest{Params: mcp.SubscribeParams{URI: uri}}
+}
