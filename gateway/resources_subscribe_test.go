@@ -130,3 +130,35 @@ func TestLocalResourceListen(t *testing.T) {
 func subscribeReq(uri string) mcp.SubscribeRequest {
 	return mcp.SubscribeRequest{Params: mcp.SubscribeParams{URI: uri}}
 }
+
+// reset forgets the notifications received so far.
+func (n *notes) reset() {
+	n.mu.Lock()
+	n.got = nil
+	n.mu.Unlock()
+}
+
+// TestLocalResourceWatchSurvivesReplacement: when a sandbox's runner dies
+// and is replaced, its watch is set up again in the new one.
+func TestLocalResourceWatchSurvivesReplacement(t *testing.T) {
+	t.Parallel()
+	tg := startLocalGateway(t, nil)
+	c := modernClient(t, tg.URL)
+	got := collect(c)
+	id := newSandboxID(t, c)
+	write(t, c, id, "w.txt", "v1", "")
+	uri := "sandbox://" + id + "/w.txt"
+	stop, err := c.ListenAsync(t.Context(), mcp.SubscriptionFilter{ResourceSubscriptions: []string{uri}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	edit := func() { shell(t, c, "echo more >> w.txt", map[string]any{"sandbox_id": id}) }
+	got.waitFor(t, mcp.MethodNotificationResourceUpdated, uri, edit)
+	if err := tg.Local.Kill(id); err != nil {
+		t.Fatal(err)
+	}
+	edit() // replaces the sandbox's runner
+	got.reset()
+	got.waitFor(t, mcp.MethodNotificationResourceUpdated, uri, edit)
+}
