@@ -162,3 +162,24 @@ func TestLocalResourceWatchSurvivesReplacement(t *testing.T) {
 	got.reset()
 	got.waitFor(t, mcp.MethodNotificationResourceUpdated, uri, edit)
 }
+
+// TestResourceListenDocker: in a real container, a run_shell that edits a
+// watched file notifies the subscriptions/listen stream (inotify on the
+// workspace's disk, through the injected runner).
+func TestResourceListenDocker(t *testing.T) {
+	t.Parallel()
+	tg := startGateway(t, nil)
+	c := modernClient(t, tg.URL)
+	got := collect(c)
+	id := newSandboxID(t, c)
+	write(t, c, id, "w.txt", "v1", "")
+	uri := "sandbox://" + id + "/w.txt"
+	stop, err := c.ListenAsync(t.Context(), mcp.SubscriptionFilter{ResourceSubscriptions: []string{uri}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	got.waitFor(t, mcp.MethodNotificationResourceUpdated, uri, func() {
+		shell(t, c, "echo more >> w.txt", map[string]any{"sandbox_id": id})
+	})
+}
