@@ -177,6 +177,9 @@ build_offline() {
 	cp -L /etc/resolv.conf "$ROOTFS/etc/resolv.conf"
 	mkdir "$ROOTFS/tmp/sandgate-image"
 	cp "$IMAGES_DIR/$name/packages.txt" "$IMAGES_DIR/setup.sh" "$ROOTFS/tmp/sandgate-image/"
+	if [[ -f "$IMAGES_DIR/$name/install.sh" ]]; then
+		cp "$IMAGES_DIR/$name/install.sh" "$ROOTFS/tmp/sandgate-image/"
+	fi
 	mount -t proc proc "$ROOTFS/proc"
 	chroot "$ROOTFS" /bin/sh /tmp/sandgate-image/setup.sh >&2
 	umount "$ROOTFS/proc"

@@ -21,6 +21,12 @@ apt-get -y upgrade
 grep -Ev '^[[:space:]]*(#|$)' "$here/packages.txt" |
 	xargs apt-get install -y --no-install-recommends
 
+# What an image installs beyond Debian packages (base: ast-grep), from
+# its own install.sh next to packages.txt.
+if [ -f "$here/install.sh" ]; then
+	sh "$here/install.sh"
+fi
+
 # The sandbox user. Sandgate runs every container as 1000:1000
 # (sandbox/docker Config.User), so the ids are fixed, not allocated.
 owner=$(grep -E '^[^:]*:[^:]*:1000:' /etc/passwd | cut -d: -f1)

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/sandgate/sandgate/runner/code"
+	"github.com/sandgate/sandgate/runner/codesearch"
 	"github.com/sandgate/sandgate/runner/egress"
 	"github.com/sandgate/sandgate/runner/files"
 	"github.com/sandgate/sandgate/runner/httpreq"
@@ -45,6 +46,8 @@ type Services struct {
 	HTTP *httpreq.Client
 	// Watch reports file changes (protocol.OpWatch).
 	Watch *watch.Watcher
+	// CodeSearch runs search_code's lexical and structural strategies.
+	CodeSearch *codesearch.Service
 }
 
 // handlers wires every operation to its implementation.
@@ -65,6 +68,9 @@ func handlers(svc Services) registry {
 
 	if svc.Watch != nil {
 		r.add(protocol.OpWatch, watchOp(svc.Watch))
+	}
+	if svc.CodeSearch != nil {
+		r.add(protocol.OpCodeSearch, unary(svc.CodeSearch.Search))
 	}
 
 	r.add(protocol.OpFileRead, fileRead(fs))

@@ -33,6 +33,7 @@ import (
 	"github.com/sandgate/sandgate/runner"
 	"github.com/sandgate/sandgate/runner/browser"
 	"github.com/sandgate/sandgate/runner/cgroup"
+	"github.com/sandgate/sandgate/runner/codesearch"
 	"github.com/sandgate/sandgate/runner/egress"
 	"github.com/sandgate/sandgate/runner/files"
 	"github.com/sandgate/sandgate/runner/httpreq"
@@ -134,6 +135,9 @@ func run(ctx context.Context, args []string) error {
 		Egress:    link,
 		HTTP:      httpClient,
 		Watch:     watch.New(cfg.Workspace),
+		// Structural search runs ast-grep, when the image has it
+		// (sandgate/base); without it the strategy says so per call.
+		CodeSearch: codesearch.New(codesearch.Options{Workspace: cfg.Workspace}),
 	}
 	// The stateful interpreter needs python3 in the image; without it its
 	// operations stay unsupported and the gateway says so.

@@ -62,6 +62,8 @@ const (
 	OpFileMove   Op = "file.move"   // MoveRequest → FileInfo (of the destination)
 	OpFileRemove Op = "file.remove" // RemoveRequest → RemoveResult
 
+	OpCodeSearch Op = "code.search" // CodeSearchRequest → CodeSearchResult
+
 	OpExec Op = "exec" // ExecRequest → stream of events, ends with ExecResult
 	OpCode Op = "code" // CodeRequest → like OpExec
 
