@@ -47,6 +47,7 @@ var requiredScopes = map[string][]string{
 	"list_directory":  {auth.ScopeFilesRead},
 	"file_info":       {auth.ScopeFilesRead},
 	"search_files":    {auth.ScopeFilesRead},
+	"search_code":     {auth.ScopeFilesRead},
 	"write_file":      {auth.ScopeFilesWrite},
 	"edit_file":       {auth.ScopeFilesWrite},
 	"make_directory":  {auth.ScopeFilesWrite},
@@ -93,6 +94,7 @@ var requiredScopes = map[string][]string{
 func toolDefs() []toolDef {
 	var defs []toolDef
 	defs = append(defs, fileTools()...)
+	defs = append(defs, searchTools()...)
 	defs = append(defs, pathTools()...)
 	defs = append(defs, execTools()...)
 	defs = append(defs, codeTools()...)

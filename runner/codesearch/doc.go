@@ -19,7 +19,7 @@
 //     without it gets a result that says so (Unavailable), not an error.
 //
 // Both are bounded by the caller's context (the gateway's
-// protocol.CodeSearchTimeout), a number of files, bytes per file and
+// protocol.CodeSearchRunnerTimeout), a number of files, bytes per file and
 // bytes in all; a result cut by a bound says so (Truncated). Nothing is
 // cached: each search reads the tree afresh, so it never answers from
 // files that have since changed.

@@ -67,7 +67,8 @@ func New(opts Options) *Service {
 }
 
 // Search runs req's strategy, lexical or structural, below req.Path. The
-// search stops at protocol.CodeSearchTimeout even if ctx allows more.
+// search stops at protocol.CodeSearchRunnerTimeout even if ctx allows
+// more.
 func (s *Service) Search(ctx context.Context, req protocol.CodeSearchRequest) (protocol.CodeSearchResult, error) {
 	if strings.TrimSpace(req.Query) == "" {
 		return protocol.CodeSearchResult{}, protocol.Errorf(protocol.CodeInvalid,
@@ -94,7 +95,7 @@ func (s *Service) Search(ctx context.Context, req protocol.CodeSearchRequest) (p
 	if limit <= 0 || limit > protocol.CodeSearchMaxResults {
 		limit = min(max(limit, protocol.CodeSearchDefaultResults), protocol.CodeSearchMaxResults)
 	}
-	ctx, cancel := context.WithTimeout(ctx, protocol.CodeSearchTimeout)
+	ctx, cancel := context.WithTimeout(ctx, protocol.CodeSearchRunnerTimeout)
 	defer cancel()
 	switch req.Strategy {
 	case protocol.StrategyLexical:

@@ -42,6 +42,10 @@ const (
 	// CodeSearchTimeout bounds one search_code call, every strategy
 	// included; the runner also stops a strategy at this deadline.
 	CodeSearchTimeout = 10 * time.Second
+	// CodeSearchRunnerTimeout is when the runner stops a strategy and
+	// returns what it found (Truncated): before the gateway stops
+	// waiting, so a slow scan still answers in part.
+	CodeSearchRunnerTimeout = CodeSearchTimeout - 2*time.Second
 	// CodeSearchDefaultResults and CodeSearchMaxResults: how many fused
 	// hits search_code returns by default and at most, and how many
 	// candidates one strategy returns at most.
