@@ -179,6 +179,11 @@ build_offline() {
 	cp "$IMAGES_DIR/$name/packages.txt" "$IMAGES_DIR/setup.sh" "$ROOTFS/tmp/sandgate-image/"
 	if [[ -f "$IMAGES_DIR/$name/install.sh" ]]; then
 		cp "$IMAGES_DIR/$name/install.sh" "$ROOTFS/tmp/sandgate-image/"
+		# Its downloads trust what the host trusts (a TLS-inspecting
+		# proxy's CA, say); removed with the directory below.
+		if [[ -r /etc/ssl/certs/ca-certificates.crt ]]; then
+			cp -L /etc/ssl/certs/ca-certificates.crt "$ROOTFS/tmp/sandgate-image/host-ca.pem"
+		fi
 	fi
 	mount -t proc proc "$ROOTFS/proc"
 	chroot "$ROOTFS" /bin/sh /tmp/sandgate-image/setup.sh >&2

@@ -55,8 +55,6 @@ func (s *Service) lexical(ctx context.Context, root, query, glob string, limit i
 	switch {
 	case errors.Is(err, errScanDone), errors.Is(err, context.DeadlineExceeded):
 		res.Truncated = true
-	case errors.Is(err, fs.ErrNotExist):
-		return res, protocol.Errorf(protocol.CodeNotFound, "code search %s: no such file or directory; pass a path below the workspace", root)
 	case err != nil:
 		return res, err
 	}

@@ -2,6 +2,7 @@ package codesearch
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -85,6 +86,10 @@ func (s *Service) Search(ctx context.Context, req protocol.CodeSearchRequest) (p
 		}
 	}
 	root = filepath.Clean(root)
+	if _, err := os.Stat(root); err != nil {
+		return protocol.CodeSearchResult{}, protocol.Errorf(protocol.CodeNotFound,
+			"code search %s: %v; pass a directory or file below the workspace %s", root, err, s.opts.Workspace)
+	}
 	if req.Glob != "" {
 		if _, err := filepath.Match(req.Glob, ""); err != nil || strings.Contains(req.Glob, "/") {
 			return protocol.CodeSearchResult{}, protocol.Errorf(protocol.CodeInvalid,

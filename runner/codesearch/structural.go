@@ -65,9 +65,6 @@ func (s *Service) structural(ctx context.Context, root string, req protocol.Code
 		res.Unavailable = MissingAstGrep
 		return res, nil
 	}
-	if _, err := os.Stat(root); err != nil {
-		return res, protocol.Errorf(protocol.CodeNotFound, "code search %s: no such file or directory; pass a path below the workspace", root)
-	}
 	args := []string{"run", "--pattern", req.Query, "--json=stream", "--color=never"}
 	if req.Lang != "" {
 		args = append(args, "--lang", req.Lang)

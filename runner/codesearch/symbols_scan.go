@@ -56,16 +56,17 @@ func splitLines(src []byte, open, close, inline string) []line {
 	return out
 }
 
-// container tracks the class a definition is nested in, by indentation.
+// container tracks the scope a definition is nested in, by indentation.
 type container struct {
 	name   string
 	indent int
+	class  bool
 }
 
 func pythonSymbols(src []byte) []Symbol {
 	lines := splitLines(src, `"""`, `"""`, "#")
 	var out []Symbol
-	var cls []container
+	var cls []container // the enclosing classes and functions
 	for i, l := range lines {
 		if !l.code || strings.TrimSpace(l.text) == "" {
 			continue
@@ -79,7 +80,7 @@ func pythonSymbols(src []byte) []Symbol {
 			s.Name, s.Kind = m[2], KindClass
 		} else if m := pyDef.FindStringSubmatch(l.text); m != nil {
 			s.Name, s.Kind = m[2], KindFunction
-			if len(cls) > 0 && indent > cls[len(cls)-1].indent {
+			if len(cls) > 0 && cls[len(cls)-1].class {
 				s.Kind, s.Container = KindMethod, cls[len(cls)-1].name
 			}
 		} else if m := pyConst.FindStringSubmatch(l.text); m != nil {
@@ -87,8 +88,8 @@ func pythonSymbols(src []byte) []Symbol {
 		} else {
 			continue
 		}
-		if s.Kind == KindClass {
-			cls = append(cls, container{name: s.Name, indent: indent})
+		if s.Kind != KindConst {
+			cls = append(cls, container{name: s.Name, indent: indent, class: s.Kind == KindClass})
 		}
 		s.Start = leadStart(lines, i, "#", "@")
 		out = append(out, s)
@@ -114,7 +115,7 @@ func jsSymbols(src []byte) []Symbol {
 		}
 		s.Line = i + 1
 		if s.Kind == KindClass {
-			cls = append(cls, container{name: s.Name, indent: indent})
+			cls = append(cls, container{name: s.Name, indent: indent, class: true})
 		}
 		s.Start = leadStart(lines, i, "//", "/*", "*", "@")
 		out = append(out, s)
