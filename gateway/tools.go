@@ -111,6 +111,7 @@ func toolDefs() []toolDef {
 			panic(fmt.Sprintf("gateway: tool %s has no required scope", d.tool.Name))
 		}
 		d.tool.Description += " Requires scope: " + strings.Join(d.scopes, ", ") + "."
+		d.tool.RawInputSchema = singleTypeSchema(d.tool.RawInputSchema)
 		a := &d.tool.Annotations
 		// A sandbox reaches the network only through its egress proxy,
 		// by its allowlist (empty unless the operator allows more): only
