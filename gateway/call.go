@@ -159,7 +159,7 @@ func (c *call) attach(ctx context.Context, args map[string]any) *mcp.CallToolRes
 	case c.session != "":
 		c.box, err = c.g.boxes.forSession(ctx, c.p, c.session)
 	default:
-		err = errNoSandbox
+		c.box, c.note, err = c.g.boxes.forClient(ctx, c.p, defaultKey(c.p, c.req))
 	}
 	if err != nil {
 		return c.errorResult(err)

@@ -80,10 +80,12 @@ func (c *call) recoverDead(ctx context.Context, b *box, gen int, dialErr error) 
 	if err != nil {
 		return fmt.Errorf("sandbox %s: its runner %s and a replacement could not be started: %w", b.id(), why, err)
 	}
-	c.note = fmt.Sprintf(lostNote, why)
+	// Added to a note already there (a default sandbox's), not replacing it.
+	note := fmt.Sprintf(lostNote, why)
 	if kept {
-		c.note = fmt.Sprintf(keptNote, why)
+		note = fmt.Sprintf(keptNote, why)
 	}
+	c.note += note
 	return nil
 }
 

@@ -189,16 +189,14 @@ func toolBattery(t *testing.T, c *client.Client) {
 	})
 }
 
-// TestSessionlessSandbox is the 2026-07-28 flow: no session, so the client
-// creates a sandbox and passes its id.
+// TestSessionlessSandbox is the 2026-07-28 flow: no session, so a call
+// without sandbox_id uses the client's default sandbox, and a client that
+// wants another creates it and passes its id.
 func TestSessionlessSandbox(t *testing.T) {
 	t.Parallel()
 	tg := startGateway(t, nil)
 	c := modernClient(t, tg.URL)
-	res := call(t, c, "run_shell", map[string]any{"command": "true"})
-	if !res.IsError || !strings.Contains(text(res), "sandbox_create") {
-		t.Fatalf("without a sandbox_id: isError=%v %q", res.IsError, text(res))
-	}
+	noteID(t, mustOK(t, "run_shell", call(t, c, "run_shell", map[string]any{"command": "true"})), createdDefault)
 	created := structuredAs[map[string]any](t, mustOK(t, "sandbox_create", call(t, c, "sandbox_create", nil)))
 	id, _ := created["sandbox_id"].(string)
 	if len(id) < 32 {
@@ -220,12 +218,12 @@ func TestSessionlessSandbox(t *testing.T) {
 	if !res.IsError || !strings.Contains(text(res), "not allowed") {
 		t.Fatalf("image outside the allowlist: %q", text(res))
 	}
-	if n := len(tg.containers(t)); n != 1 {
-		t.Fatalf("%d containers, want 1", n)
+	if n := len(tg.containers(t)); n != 2 {
+		t.Fatalf("%d containers, want 2 (the default and the created one)", n)
 	}
 	mustOK(t, "sandbox_destroy", call(t, c, "sandbox_destroy", map[string]any{"sandbox_id": id}))
-	if n := len(tg.containers(t)); n != 0 {
-		t.Fatalf("%d containers after sandbox_destroy, want 0", n)
+	if n := len(tg.containers(t)); n != 1 {
+		t.Fatalf("%d containers after sandbox_destroy, want 1 (the default)", n)
 	}
 	res = call(t, c, "run_shell", map[string]any{"command": "true", "sandbox_id": id})
 	if !res.IsError {

@@ -19,7 +19,7 @@ import (
 
 var (
 	errSandboxGone = errors.New("the sandbox was destroyed; create a new one with sandbox_create, or start a new MCP session")
-	errNoSandbox   = errors.New("this request has no MCP session and no sandbox_id: call sandbox_create and pass the sandbox_id it returns to every tool")
+	errNoSandbox   = errors.New("this request has no MCP session and no sandbox_id, and this client has no default sandbox yet: any sandbox tool creates it, or call sandbox_create and pass the sandbox_id it returns")
 	errQuota       = errors.New("sandbox quota reached")
 )
 
@@ -40,6 +40,7 @@ type sandboxes struct {
 	mu        sync.Mutex
 	byID      map[string]*box
 	bySession map[string]*box          // the session's default sandbox
+	byClient  map[string]*box          // a sessionless client's default sandbox (defaultbox.go)
 	creating  map[string]chan struct{} // session → closed when its first create finishes
 	reserved  map[string]int           // tenant → creations in flight, counted against the quota
 	pending   map[string]bool          // sandbox ids being created; reconciliation leaves them alone
@@ -47,7 +48,7 @@ type sandboxes struct {
 
 func newSandboxes(p sandbox.Provider, cfg Config, sink audit.Sink, log *slog.Logger) *sandboxes {
 	m := &sandboxes{provider: p, cfg: cfg, audit: sink, log: log, touchEvery: cfg.Limits.IdleTTL / 8,
-		byID: map[string]*box{}, bySession: map[string]*box{}, creating: map[string]chan struct{}{}, reserved: map[string]int{}, pending: map[string]bool{}}
+		byID: map[string]*box{}, bySession: map[string]*box{}, byClient: map[string]*box{}, creating: map[string]chan struct{}{}, reserved: map[string]int{}, pending: map[string]bool{}}
 	if cfg.Replicated {
 		m.rec, _ = p.(sandbox.Recorder) // New refuses a provider that is none
 	}

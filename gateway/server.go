@@ -105,7 +105,7 @@ func New(ctx context.Context, cfg Config, p sandbox.Provider, store AuditStore, 
 		server.WithHooks(hooks),
 		server.WithLogging(),
 		server.WithRecovery(),
-		server.WithInstructions("Each MCP session gets its own sandbox: a Linux container with no network, a writable /workspace and resource limits. Sessionless clients call sandbox_create and pass sandbox_id."),
+		server.WithInstructions("Each MCP session gets its own sandbox: a Linux container with no network, a writable /workspace and resource limits. Sessionless clients get a default sandbox per client on first use, or call sandbox_create and pass sandbox_id."),
 	)
 	defs := enabledTools(cfg)
 	if g.args, err = newArgValidator(defs); err != nil {

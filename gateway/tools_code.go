@@ -16,7 +16,7 @@ type runCodeArgs struct {
 	Env       map[string]string `json:"env,omitempty" jsonschema:"Extra environment variables."`
 	Cwd       string            `json:"cwd,omitempty" jsonschema:"Working directory (default /workspace)."`
 	Stateful  bool              `json:"stateful,omitempty" jsonschema:"Python only: run the code in the sandbox's long-lived interpreter, which keeps variables, imports and definitions between calls like notebook cells. Output comes with the result instead of streaming; stdin, env and cwd do not apply."`
-	SandboxID string            `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it in an MCP session to use the session's own sandbox."`
+	SandboxID string            `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
 }
 
 func codeTools() []toolDef {

@@ -16,7 +16,7 @@ type readFileArgs struct {
 	StartLine int    `json:"start_line,omitempty" jsonschema:"First line to read (1-based); use instead of offset/limit."`
 	EndLine   int    `json:"end_line,omitempty" jsonschema:"Last line to read (inclusive; default: end of file)."`
 	Encoding  string `json:"encoding,omitempty" jsonschema:"text (default) or base64. Binary content is returned base64 either way."`
-	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it in an MCP session to use the session's own sandbox."`
+	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
 }
 
 type writeFileArgs struct {
@@ -24,7 +24,7 @@ type writeFileArgs struct {
 	Content   string `json:"content" jsonschema:"The whole new content."`
 	Encoding  string `json:"encoding,omitempty" jsonschema:"text (default) or base64 for binary content."`
 	Mode      string `json:"mode,omitempty" jsonschema:"Octal permission bits, e.g. 0755 (default: keep the existing mode, 0644 for new files)."`
-	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it in an MCP session to use the session's own sandbox."`
+	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
 }
 
 type editFileArgs struct {
@@ -36,19 +36,19 @@ type editFileArgs struct {
 	Text       string `json:"text,omitempty" jsonschema:"Lines to insert at insert_line."`
 	StartLine  int    `json:"start_line,omitempty" jsonschema:"First line to delete (1-based), with end_line."`
 	EndLine    int    `json:"end_line,omitempty" jsonschema:"Last line to delete (inclusive)."`
-	SandboxID  string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it in an MCP session to use the session's own sandbox."`
+	SandboxID  string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
 }
 
 type listDirectoryArgs struct {
 	Path      string `json:"path,omitempty" jsonschema:"Directory to list (default /workspace)."`
 	Depth     int    `json:"depth,omitempty" jsonschema:"How many levels to descend (default 1)."`
 	Hidden    bool   `json:"hidden,omitempty" jsonschema:"Include entries whose name starts with a dot."`
-	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it in an MCP session to use the session's own sandbox."`
+	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
 }
 
 type fileInfoArgs struct {
 	Path      string `json:"path" jsonschema:"File or directory to describe."`
-	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it in an MCP session to use the session's own sandbox."`
+	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
 }
 
 type searchFilesArgs struct {
@@ -57,7 +57,7 @@ type searchFilesArgs struct {
 	Glob       string `json:"glob,omitempty" jsonschema:"Only files whose name matches, e.g. *.py."`
 	MaxResults int    `json:"max_results,omitempty" jsonschema:"Stop after this many matching lines (default 100)."`
 	IgnoreCase bool   `json:"ignore_case,omitempty" jsonschema:"Match case-insensitively."`
-	SandboxID  string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it in an MCP session to use the session's own sandbox."`
+	SandboxID  string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
 }
 
 func fileTools() []toolDef {

@@ -43,7 +43,7 @@ type interpOutput struct {
 
 type interpRestartArgs struct {
 	Language  string `json:"language,omitempty" jsonschema:"The interpreter to restart: python (the default and only one)."`
-	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it in an MCP session to use the session's own sandbox."`
+	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
 }
 
 func interpRestartTool() toolDef {

@@ -23,7 +23,7 @@ type networkArgs struct {
 }
 
 type sandboxRefArgs struct {
-	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox id from sandbox_create; omit it in an MCP session for the session's own sandbox."`
+	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox id from sandbox_create; omit it for your MCP session's sandbox or, without a session, this client's default sandbox."`
 }
 
 // sandboxInfo is sandbox_info's and sandbox_create's structuredContent.
@@ -100,6 +100,9 @@ func (c *call) existing(ctx context.Context, id string) (*box, error) {
 		return c.g.boxes.get(ctx, c.p, c.session, id)
 	}
 	if c.session == "" {
+		if b := c.g.boxes.defaultBox(c.p, defaultKey(c.p, c.req)); b != nil {
+			return b, nil
+		}
 		return nil, errNoSandbox
 	}
 	c.g.boxes.mu.Lock()
