@@ -82,11 +82,11 @@ func TestEnabledTools(t *testing.T) {
 		}
 		return out
 	}
-	if got := names(Config{}); len(got) != 38 {
+	if got := names(Config{}); len(got) != 43 {
 		t.Fatalf("default tool set has %d tools: %v", len(got), got)
 	}
 	got := names(Config{Categories: []string{catFiles}, DisabledTools: []string{"write_file", "edit_file", "make_directory", "move_path", "remove_path"}})
-	if !slices.Equal(got, []string{"read_file", "list_directory", "file_info", "search_files"}) {
+	if !slices.Equal(got, []string{"read_file", "list_directory", "file_info", "search_files", "search_code"}) {
 		t.Fatalf("files minus writes: %v", got)
 	}
 	got = names(Config{EnabledTools: []string{"run_shell", "audit_log"}})

@@ -77,7 +77,7 @@ func withSandboxID(schema json.RawMessage) (json.RawMessage, error) {
 		props = map[string]any{}
 	}
 	props[sandboxIDArg] = map[string]any{"type": "string",
-		"description": "Sandbox to use, as returned by sandbox_create. Omit it in an MCP session to use the session's own sandbox."}
+		"description": "Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."}
 	obj["properties"] = props
 	return json.Marshal(obj)
 }

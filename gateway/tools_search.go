@@ -20,7 +20,7 @@ type searchCodeArgs struct {
 	Lang       string   `json:"lang,omitempty" jsonschema:"Language of a structural pattern: go, python, javascript, typescript, tsx, ... (default: each file's own)."`
 	Strategies []string `json:"strategies,omitempty" jsonschema:"Run only these: lexical, structural, text (default: lexical always, structural when the query has a $metavariable or code punctuation, text when it is a valid regular expression)."`
 	MaxResults int      `json:"max_results,omitempty" jsonschema:"How many fused hits to return (default 10, at most 50)."`
-	SandboxID  string   `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it in an MCP session to use the session's own sandbox."`
+	SandboxID  string   `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
 }
 
 // searchCodeResult is search_code's structuredContent.
