@@ -27,6 +27,9 @@ func (bw *bindingWriter) WriteHeader(code int) {
 
 func (bw *bindingWriter) Write(b []byte) (int, error) {
 	bw.bind()
+	if s := bw.r.Header.Get(sessionHeader); s != "" && bw.g.listeners.swallow(s, b) {
+		return len(b), nil // the session's standalone stream carried it
+	}
 	if bw.bulk != nil && bw.bulk.pending() {
 		return bw.bulk.writeSpliced(bw.ResponseWriter, b)
 	}

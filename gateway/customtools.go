@@ -65,7 +65,8 @@ func (g *Server) startCustomTools(ctx context.Context) error {
 }
 
 // reloadCustomTools reads the directory again and serves what changed;
-// mcp-go tells every client with notifications/tools/list_changed.
+// every client is told with notifications/tools/list_changed (see
+// announceToolsChanged).
 func (g *Server) reloadCustomTools() error {
 	ct := g.custom
 	rep, err := ct.dir.Reload()
@@ -104,7 +105,12 @@ func (g *Server) reloadCustomTools() error {
 	}
 	ct.mu.Unlock()
 	if len(remove) > 0 {
-		g.mcp.DeleteTools(remove...)
+		// mcp-go announces a removal only when a tool was served.
+		if slices.ContainsFunc(remove, func(name string) bool { return g.mcp.GetTool(name) != nil }) {
+			g.announceToolsChanged(func() { g.mcp.DeleteTools(remove...) })
+		} else {
+			g.mcp.DeleteTools(remove...)
+		}
 		ct.mu.Lock()
 		for _, name := range remove {
 			delete(ct.defs, name)
@@ -114,7 +120,7 @@ func (g *Server) reloadCustomTools() error {
 		g.log.Info("custom tools removed", "tools", remove)
 	}
 	if len(add) > 0 {
-		g.mcp.AddTools(add...)
+		g.announceToolsChanged(func() { g.mcp.AddTools(add...) })
 	}
 	return nil
 }

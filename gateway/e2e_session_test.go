@@ -143,36 +143,21 @@ func TestAuditChain(t *testing.T) {
 	}
 }
 
-// TestNoStandaloneStream: GET /mcp is 405 (no standalone SSE stream, so
-// every notification travels on its request's own response), and a
-// request without a session id gets a 400 that says what to do.
-func TestNoStandaloneStream(t *testing.T) {
+// TestSessionIDRequired: a legacy request without a session id gets a 400
+// that says what to do. (GET /mcp, the standalone stream, is tested in
+// standalone_test.go.)
+func TestSessionIDRequired(t *testing.T) {
 	t.Parallel()
 	tg := startLocalGateway(t, nil)
-	c := legacyClient(t, tg.URL)
-	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, tg.URL, nil)
-	req.Header.Set("Mcp-Session-Id", c.GetSessionId())
-	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "POST, DELETE" || !strings.Contains(string(body), "no standalone SSE stream") {
-		t.Fatalf("GET /mcp: %d %q %s", resp.StatusCode, resp.Header.Get("Allow"), body)
-	}
-
 	post, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, tg.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
 	post.Header.Set("Content-Type", "application/json")
 	post.Header.Set("Accept", "application/json, text/event-stream")
 	post.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-	resp, err = http.DefaultClient.Do(post)
+	resp, err := http.DefaultClient.Do(post)
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, _ = io.ReadAll(resp.Body)
+	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "initialize") {
 		t.Fatalf("no session header: %d %s", resp.StatusCode, body)

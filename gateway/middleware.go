@@ -28,8 +28,10 @@ const sessionHeader = "Mcp-Session-Id"
 // else gets the same 404 as for an unknown id).
 func (g *Server) mcpMiddleware(next http.Handler) http.Handler {
 	inner := g.principalStage(next)
+	var stream http.Handler = http.HandlerFunc(g.serveStandaloneStream)
 	if g.cfg.Auth != nil {
 		inner = g.cfg.Auth.Authenticate(inner)
+		stream = g.cfg.Auth.Authenticate(stream)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !g.originAllowed(r) {
@@ -37,7 +39,7 @@ func (g *Server) mcpMiddleware(next http.Handler) http.Handler {
 			return
 		}
 		if r.Method == http.MethodGet {
-			refuseStandaloneStream(w)
+			stream.ServeHTTP(w, r)
 			return
 		}
 		if r.ContentLength > maxBodyBytes {
@@ -220,17 +222,4 @@ func sessionIDFrom(ctx context.Context) string {
 		return s.SessionID()
 	}
 	return ""
-}
-
-// refuseStandaloneStream answers GET /mcp with 405, which the MCP spec
-// lets a server use to say it offers no standalone SSE stream. This
-// gateway sends nothing outside a request, and the stream would harm the
-// ones it does send: mcp-go (v1.2.1) feeds a session's GET stream and its
-// POST responses from one notification queue, so a call's output
-// notifications would be split between two HTTP streams and could reach
-// the client out of order, or after the call's result. Without it, every
-// notification of a call travels on that call's own response stream.
-func refuseStandaloneStream(w http.ResponseWriter) {
-	w.Header().Set("Allow", "POST, DELETE")
-	http.Error(w, "this server offers no standalone SSE stream: notifications come on each request's own response (POST)", http.StatusMethodNotAllowed)
 }

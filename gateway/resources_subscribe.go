@@ -49,9 +49,7 @@ func (g *Server) checkSubscribe(ctx context.Context, _ any, message any) error {
 	if err != nil || session == "" {
 		return err // a modern request: mcp-go refuses resources/subscribe itself
 	}
-	send := func(method string, params map[string]any) {
-		_ = g.mcp.SendNotificationToSpecificClient(session, method, params)
-	}
+	send := func(method string, params map[string]any) { g.notifySession(session, method, params) }
 	return g.subscribe(ctx, p, session, session, send, req.Params.URI, true)
 }
 

@@ -49,6 +49,8 @@ type Server struct {
 	e2b       *e2b.API
 	// watches fans sandbox file changes out to resource subscribers.
 	watches *watchHub
+	// listeners holds legacy sessions' standalone GET streams.
+	listeners *listenHub
 }
 
 // New builds a gateway on provider p writing audit records to store. It
@@ -95,6 +97,9 @@ func New(ctx context.Context, cfg Config, p sandbox.Provider, store AuditStore, 
 
 	hooks := &server.Hooks{}
 	g.watches = newWatchHub(log)
+	g.listeners = newListenHub(g.queueNotification)
+	m.MustRegister(g.listeners.dropped)
+	g.registerStandalone(hooks)
 	g.mcp = server.NewMCPServer("sandgate", Version,
 		server.WithToolCapabilities(true),
 		server.WithResourceCapabilities(true, true),
@@ -226,6 +231,7 @@ func (g *Server) sweepLoop(ctx context.Context) {
 func (g *Server) Close(ctx context.Context) {
 	g.ready.Store(false)
 	g.stop()
+	g.listeners.close()
 	for _, id := range g.sessions.all() {
 		g.sessions.end(id, "shutdown")
 	}
