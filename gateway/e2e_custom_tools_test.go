@@ -103,8 +103,8 @@ func listChanges(c *client.Client) chan struct{} {
 }
 
 // awaitListChanged waits for a list_changed notification. A legacy
-// session's notifications ride on its next response (this gateway has
-// no standalone stream), so it pings until one arrives.
+// session without a standalone GET stream (these clients open none) gets
+// it with its next response, so it pings until one arrives.
 func awaitListChanged(t *testing.T, c *client.Client, ch chan struct{}) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)

@@ -60,10 +60,10 @@ func (n *notes) waitFor(t *testing.T, method, uri string, poke func()) {
 
 // TestLocalResourceSubscribeLegacy: a legacy session subscribed to a file
 // is told when a run_shell edits it, and when its workspace's listing
-// changes; another principal's session is told nothing. Legacy sessions
-// have no standalone stream here (see refuseStandaloneStream), so
-// notifications come on the session's next response stream: the test
-// pings.
+// changes; another principal's session is told nothing. This client
+// opens no standalone GET stream (TestLocalStandaloneResourceUpdated
+// does), so notifications come on the session's next response stream:
+// the test pings.
 func TestLocalResourceSubscribeLegacy(t *testing.T) {
 	t.Parallel()
 	tg := startLocalGateway(t, nil)
