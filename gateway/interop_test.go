@@ -70,8 +70,9 @@ var sessionEras = []string{"2025-06-18", "2025-11-25"}
 
 // TestInteropTypeScriptSDK drives the gateway with the official MCP
 // TypeScript SDK, a client written independently of the mcp-go client the
-// other tests use: tools/list, a file round trip, run_shell with progress,
-// run_code, and session termination, which must remove the container.
+// other tests use: tools/list, a file round trip, run_shell with progress
+// (with the SDK's standalone GET stream open), run_code, and session
+// termination, which must remove the container.
 func TestInteropTypeScriptSDK(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -99,6 +100,15 @@ func TestInteropTypeScriptSDK(t *testing.T) {
 	}
 	if len(obs.TransportErrors) > 0 {
 		t.Errorf("transport errors: %q", obs.TransportErrors)
+	}
+	// The SDK opens the standalone stream when the server offers it; the
+	// call's progress above must still have come on the call's own POST.
+	opened := false
+	for _, h := range obs.HTTP {
+		opened = opened || h.Method == "GET" && h.Status == 200 && strings.HasPrefix(h.ContentType, "text/event-stream")
+	}
+	if !opened {
+		t.Errorf("the SDK opened no standalone GET stream: %s", httpSummary(obs))
 	}
 	checkInteropSessionEnd(t, tg, obs)
 }

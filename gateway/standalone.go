@@ -78,6 +78,8 @@ func (g *Server) serveStandaloneStream(w http.ResponseWriter, r *http.Request) {
 // stream ends, and returns the notes it took but could not write.
 func (g *Server) pumpStandalone(ctx context.Context, w http.ResponseWriter, st *sessionStream, id string, gen uint64) ([]standaloneNote, error) {
 	rc := http.NewResponseController(w)
+	// The connection may serve further requests after this stream.
+	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
 	write := func(s string) error {
 		_ = rc.SetWriteDeadline(time.Now().Add(standaloneWriteTimeout))
 		if _, err := w.Write([]byte(s)); err != nil {
