@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/prometheus/client_golang/prometheus"
@@ -34,8 +35,12 @@ type listenHub struct {
 	// queued (it queues every broadcast for every session) that a stream
 	// carries instead; the session's POST responses leave that many out
 	// (see swallow), so the client is not told twice.
-	owed     map[string]int
+	owed map[string]int
+	// owing is how many sessions owe anything, read without the lock by
+	// swallow, which every write of every legacy response passes.
+	owing    atomic.Int64
 	closed   bool
+	gens     uint64 // the last stream generation given out, unique per hub
 	dropped  prometheus.Counter
 	fallback func(session string, n mcp.JSONRPCNotification) // mcp-go's queue
 }
@@ -80,7 +85,10 @@ func (h *listenHub) open(session string) (st *sessionStream, gen uint64, ok bool
 	} else {
 		close(st.stop)
 	}
-	st.gen++
+	// Generations are unique across sessions' lifetimes, so a GET that
+	// ends late never mistakes a later stream of the session for its own.
+	h.gens++
+	st.gen = h.gens
 	st.stop = make(chan struct{})
 	if len(st.pending) > 0 {
 		st.signal()
@@ -189,6 +197,7 @@ func (h *listenHub) owe(session string, d int) {
 	if h.owed[session] += d; h.owed[session] <= 0 {
 		delete(h.owed, session)
 	}
+	h.owing.Store(int64(len(h.owed)))
 }
 
 // expectBroadcast is called before mcp-go broadcasts method to every
@@ -227,6 +236,9 @@ func (h *listenHub) deliverBroadcast(sessions []string, n mcp.JSONRPCNotificatio
 // response of session, is a tools/list_changed copy the session owes,
 // and if so settles the debt: the response leaves it out.
 func (h *listenHub) swallow(session string, b []byte) bool {
+	if h.owing.Load() == 0 {
+		return false
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.owed[session] == 0 || !isBroadcastEvent(b) {
@@ -265,6 +277,7 @@ func (h *listenHub) forget(session string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	delete(h.owed, session)
+	h.owing.Store(int64(len(h.owed)))
 }
 
 // close ends every stream (gateway shutdown) and refuses new ones.

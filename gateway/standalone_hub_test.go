@@ -56,6 +56,20 @@ func TestListenHub(t *testing.T) {
 			t.Fatalf("replacing stream got %d notes, want 1", len(notes))
 		}
 	})
+	t.Run("late release of a replaced stream", func(t *testing.T) {
+		h := newHubRecorder()
+		_, gen1, _ := h.open("s")
+		_, gen2, _ := h.open("s")
+		h.release("s", gen2, nil)
+		_, gen3, _ := h.open("s")
+		h.release("s", gen1, nil) // the first GET ends only now
+		if !h.publish("s", updated("a")) {
+			t.Fatal("the first stream's late end closed the third")
+		}
+		if notes, _ := h.take("s", gen3); len(notes) != 1 {
+			t.Fatalf("third stream got %d notes, want 1", len(notes))
+		}
+	})
 	t.Run("release gives unwritten back to the queue", func(t *testing.T) {
 		h := newHubRecorder()
 		_, gen, _ := h.open("s")
