@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"strings"
 	"testing"
@@ -87,8 +88,7 @@ func TestLocalStandaloneResourceUpdated(t *testing.T) {
 
 // TestLocalStandaloneToolsListChanged: a manifest added to the tools
 // directory is announced on the GET stream of a client that sends
-// nothing, once; the copy mcp-go queued for the session is left out of
-// its next response.
+// nothing.
 func TestLocalStandaloneToolsListChanged(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -98,36 +98,47 @@ func TestLocalStandaloneToolsListChanged(t *testing.T) {
 	version := 0
 	announce := func() {
 		version++
-		m := map[string]any{}
-		for k, v := range echoArgs {
-			m[k] = v
-		}
+		m := maps.Clone(echoArgs)
 		m["description"] = fmt.Sprintf("Print the arguments (version %d).", version)
 		putManifest(t, dir, "echo.json", m)
 	}
 	announce()
 	got.awaitUnasked(t, mcp.MethodNotificationToolsListChanged, "", announce)
-	before := countMethod(got, mcp.MethodNotificationToolsListChanged)
+}
+
+// TestLocalStandaloneNoDuplicate: a tools/list_changed that went out on
+// the session's GET stream does not come again with its next response
+// (mcp-go queues a copy for every session); once the stream is closed,
+// the next one comes with a response, as without a stream.
+func TestLocalStandaloneNoDuplicate(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tg := startLocalGateway(t, func(c *gateway.Config) { c.ToolsDir = dir })
+	c := legacyClient(t, tg.URL) // opens no stream itself: it sees only responses
+	changed := listChanges(c)
+	s := openStream(t, tg.URL, c.GetSessionId())
+	putManifest(t, dir, "echo.json", echoArgs)
+	select {
+	case n := <-s.events:
+		if n.Method != mcp.MethodNotificationToolsListChanged {
+			t.Fatalf("first event on the stream: %s, want tools/list_changed", n.Method)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("no tools/list_changed on the stream")
+	}
 	if err := c.Ping(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	// Notifications before the ping's result are handled before Ping
-	// returns; a copy riding on it would be counted now.
-	if after := countMethod(got, mcp.MethodNotificationToolsListChanged); after != before {
-		t.Errorf("tools/list_changed came again with the next response: %d, then %d after a ping", before, after)
+	select {
+	case <-changed:
+		t.Error("tools/list_changed came again with the next response")
+	default:
 	}
-}
-
-func countMethod(n *notes, method string) int {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	k := 0
-	for _, note := range n.got {
-		if note.Method == method {
-			k++
-		}
-	}
-	return k
+	s.resp.Body.Close()
+	other := maps.Clone(echoArgs)
+	other["name"] = "echo_other"
+	putManifest(t, dir, "other.json", other)
+	awaitListChanged(t, c, changed)
 }
 
 // TestLocalStandaloneKeepsCallOutput: with the GET stream open, every
