@@ -25,7 +25,9 @@ const sessionHeader = "Mcp-Session-Id"
 // verified (401); the caller becomes a Principal; a tools/call without the
 // tool's scopes is refused (403, naming them, so a client can step up);
 // and a session id is only usable by the principal that created it (anyone
-// else gets the same 404 as for an unknown id).
+// else gets the same 404 as for an unknown id). A GET, which has no body,
+// takes the same origin, token and session checks on its way to the
+// session's standalone stream (serveStandaloneStream), never to mcp-go.
 func (g *Server) mcpMiddleware(next http.Handler) http.Handler {
 	inner := g.principalStage(next)
 	var stream http.Handler = http.HandlerFunc(g.serveStandaloneStream)
