@@ -51,6 +51,11 @@ type Spec struct {
 	Owner string
 	// Session is the MCP session id that owns the sandbox, if any.
 	Session string
+	// Client, when set, is an opaque key of the client whose default
+	// sandbox this is (one per owner and client), stored so that any
+	// gateway replica, or a restarted gateway, finds that default by
+	// listing (Filter.Client); never interpreted by the provider.
+	Client string
 	// Tenant is the owner's tenant, kept so that quotas and the egress
 	// ceiling still apply after a gateway restart.
 	Tenant string
@@ -142,6 +147,7 @@ type Info struct {
 	Image       string    `json:"image"`
 	Owner       string    `json:"owner"`
 	Session     string    `json:"session,omitempty"`
+	Client      string    `json:"client,omitempty"` // Spec.Client
 	Tenant      string    `json:"tenant,omitempty"`
 	Network     []string  `json:"network,omitempty"`
 	CreatedAt   time.Time `json:"created_at"`
@@ -163,13 +169,15 @@ type Filter struct {
 	ID      string
 	Owner   string
 	Session string
+	Client  string
 	Tenant  string
 }
 
 // Matches reports whether info has every field f asks for.
 func (f Filter) Matches(info Info) bool {
 	return (f.ID == "" || info.ID == f.ID) && (f.Owner == "" || info.Owner == f.Owner) &&
-		(f.Session == "" || info.Session == f.Session) && (f.Tenant == "" || info.Tenant == f.Tenant)
+		(f.Session == "" || info.Session == f.Session) && (f.Client == "" || info.Client == f.Client) &&
+		(f.Tenant == "" || info.Tenant == f.Tenant)
 }
 
 // Recorder is implemented by providers whose sandbox records are shared

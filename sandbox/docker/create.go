@@ -133,6 +133,7 @@ func (p *Provider) run(ctx context.Context, spec sandbox.Spec, host HostPaths, m
 		Image:            spec.Image,
 		Owner:            spec.Owner,
 		Session:          spec.Session,
+		Client:           spec.Client,
 		Tenant:           spec.Tenant,
 		Network:          spec.Network,
 		Pool:             spec.Pool,

@@ -67,6 +67,9 @@ func (p *Provider) List(ctx context.Context, filter sandbox.Filter) ([]sandbox.I
 	if filter.Session != "" {
 		f.Add("label", LabelSession+"="+filter.Session)
 	}
+	if filter.Client != "" {
+		f.Add("label", LabelClient+"="+filter.Client)
+	}
 	if filter.Tenant != "" {
 		f.Add("label", LabelTenant+"="+filter.Tenant)
 	}

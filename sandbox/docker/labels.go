@@ -22,6 +22,8 @@ const (
 	LabelSandbox = "sandgate.sandbox"
 	// LabelSession is the owning MCP session id, if any.
 	LabelSession = "sandgate.session"
+	// LabelClient is Spec.Client: the client whose default sandbox it is.
+	LabelClient = "sandgate.client"
 	// LabelOwner is the opaque owner digest from the Spec.
 	LabelOwner = "sandgate.owner"
 	// LabelCreatedAt is the creation time, RFC 3339 in UTC.
@@ -46,6 +48,7 @@ func labels(spec sandbox.Spec, instance string, now time.Time) map[string]string
 		LabelSandbox:   spec.ID,
 		LabelSession:   spec.Session,
 		LabelOwner:     spec.Owner,
+		LabelClient:    spec.Client,
 		LabelTenant:    spec.Tenant,
 		LabelNetwork:   strings.Join(spec.Network, ","),
 		LabelCreatedAt: now.UTC().Format(time.RFC3339Nano),
@@ -72,6 +75,7 @@ func infoFromSummary(c container.Summary) sandbox.Info {
 		Image:       c.Image,
 		Owner:       c.Labels[LabelOwner],
 		Session:     c.Labels[LabelSession],
+		Client:      c.Labels[LabelClient],
 		Tenant:      c.Labels[LabelTenant],
 		Network:     splitList(c.Labels[LabelNetwork]),
 		Pool:        c.Labels[LabelPool],

@@ -82,6 +82,7 @@ func (p *Provider) Recreate(ctx context.Context, spec sandbox.Spec) (_ sandbox.S
 	want := Secret(spec, p.cfg, start)
 	delete(secret.Labels, LabelOwnerHash)
 	delete(secret.Labels, LabelSessionHash)
+	delete(secret.Labels, LabelClientHash)
 	delete(secret.Labels, LabelTenantHash)
 	maps.Copy(secret.Labels, want.Labels)
 	maps.Copy(secret.Annotations, want.Annotations)

@@ -29,6 +29,9 @@ const (
 	LabelOwnerHash = "sandgate.dev/owner-hash"
 	// LabelSessionHash is labelHash of the MCP session id (absent for none).
 	LabelSessionHash = "sandgate.dev/session-hash"
+	// LabelClientHash is labelHash of Spec.Client (absent for none), so
+	// any replica finds a client's default sandbox with one selector.
+	LabelClientHash = "sandgate.dev/client-hash"
 	// LabelTenantHash is labelHash of the tenant (absent for none), so a
 	// gateway replica counts a tenant's sandboxes with one selector.
 	LabelTenantHash = "sandgate.dev/tenant-hash"
@@ -40,6 +43,8 @@ const (
 	AnnotationOwner = "sandgate.dev/owner"
 	// AnnotationSession is the owning MCP session id, if any.
 	AnnotationSession = "sandgate.dev/session"
+	// AnnotationClient is Spec.Client, if any.
+	AnnotationClient = "sandgate.dev/client"
 	// AnnotationTenant is the owner's tenant.
 	AnnotationTenant = "sandgate.dev/tenant"
 	// AnnotationNetwork is the egress allowlist, a JSON array of rules.
@@ -83,6 +88,9 @@ func meta(spec sandbox.Spec, cfg Config, now time.Time) metav1.ObjectMeta {
 	if spec.Session != "" {
 		l[LabelSessionHash] = labelHash(spec.Session)
 	}
+	if spec.Client != "" {
+		l[LabelClientHash] = labelHash(spec.Client)
+	}
 	if spec.Tenant != "" {
 		l[LabelTenantHash] = labelHash(spec.Tenant)
 	}
@@ -98,6 +106,7 @@ func meta(spec sandbox.Spec, cfg Config, now time.Time) metav1.ObjectMeta {
 			AnnotationSandbox:   spec.ID,
 			AnnotationOwner:     spec.Owner,
 			AnnotationSession:   spec.Session,
+			AnnotationClient:    spec.Client,
 			AnnotationTenant:    spec.Tenant,
 			AnnotationNetwork:   string(network),
 			AnnotationCreatedAt: now.UTC().Format(time.RFC3339Nano),
@@ -123,6 +132,9 @@ func selector(cfg Config, filter sandbox.Filter) string {
 	if filter.Session != "" {
 		l[LabelSessionHash] = labelHash(filter.Session)
 	}
+	if filter.Client != "" {
+		l[LabelClientHash] = labelHash(filter.Client)
+	}
 	if filter.Tenant != "" {
 		l[LabelTenantHash] = labelHash(filter.Tenant)
 	}
@@ -135,13 +147,14 @@ func ours(m metav1.ObjectMeta, cfg Config) bool {
 		m.Annotations[AnnotationSandbox] != "" && m.Name == objectName(m.Annotations[AnnotationSandbox])
 }
 
-// matches reports whether the object m carries the id, owner, session
-// and tenant of filter (empty fields match anything).
+// matches reports whether the object m carries the id, owner, session,
+// client and tenant of filter (empty fields match anything).
 func matches(m metav1.ObjectMeta, filter sandbox.Filter) bool {
 	a := m.Annotations
 	return (filter.ID == "" || a[AnnotationSandbox] == filter.ID) &&
 		(filter.Owner == "" || a[AnnotationOwner] == filter.Owner) &&
 		(filter.Session == "" || a[AnnotationSession] == filter.Session) &&
+		(filter.Client == "" || a[AnnotationClient] == filter.Client) &&
 		(filter.Tenant == "" || a[AnnotationTenant] == filter.Tenant)
 }
 
@@ -159,6 +172,7 @@ func infoFromMeta(m metav1.ObjectMeta) sandbox.Info {
 		Image:     a[AnnotationImage],
 		Owner:     a[AnnotationOwner],
 		Session:   a[AnnotationSession],
+		Client:    a[AnnotationClient],
 		Tenant:    a[AnnotationTenant],
 		Network:   network,
 		Pool:      a[AnnotationPool],

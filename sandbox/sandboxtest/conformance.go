@@ -160,8 +160,11 @@ func testRecreate(t *testing.T, p sandbox.Provider, image string) {
 	if err != nil {
 		t.Fatalf("Recreate(%s): %v", s.ID, err)
 	}
-	if again.ID() != sb.ID() || again.Info().Owner != s.Owner {
-		t.Errorf("Recreate gave %+v, want sandbox %s of owner %s", again.Info(), sb.ID(), s.Owner)
+	if again.ID() != sb.ID() || again.Info().Owner != s.Owner || again.Info().Client != s.Client {
+		t.Errorf("Recreate gave %+v, want sandbox %s of owner %s, client %s", again.Info(), sb.ID(), s.Owner, s.Client)
+	}
+	if ids := listIDs(t, p, sandbox.Filter{Owner: s.Owner, Client: s.Client}); !slices.Equal(ids, []string{sb.ID()}) {
+		t.Errorf("List(owner, client) after Recreate = %v, want [%s]", ids, sb.ID())
 	}
 	var got protocol.ReadResult
 	call(t, again, protocol.OpFileRead, protocol.ReadRequest{Path: "/workspace/kept.txt"}, &got)
@@ -200,8 +203,8 @@ func testLifecycle(t *testing.T, p sandbox.Provider, image string) {
 		t.Errorf("ID() = %q: too short for 128 random bits", id)
 	}
 	info := sb.Info()
-	if info.ID != id || info.Owner != s.Owner || info.Session != s.Session || info.Image != image {
-		t.Errorf("Info() = %+v, want id %s, owner %s, session %s, image %s", info, id, s.Owner, s.Session, image)
+	if info.ID != id || info.Owner != s.Owner || info.Session != s.Session || info.Client != s.Client || info.Image != image {
+		t.Errorf("Info() = %+v, want id %s, owner %s, session %s, client %s, image %s", info, id, s.Owner, s.Session, s.Client, image)
 	}
 	if !info.ExpiresAt.Equal(s.ExpiresAt) {
 		t.Errorf("Info().ExpiresAt = %v, want %v", info.ExpiresAt, s.ExpiresAt)
@@ -214,7 +217,7 @@ func testLifecycle(t *testing.T, p sandbox.Provider, image string) {
 	if err != nil {
 		t.Fatalf("Get(%s): %v", id, err)
 	}
-	if gi := got.Info(); gi.ID != id || gi.Owner != s.Owner || gi.Session != s.Session || !gi.ExpiresAt.Equal(s.ExpiresAt) ||
+	if gi := got.Info(); gi.ID != id || gi.Owner != s.Owner || gi.Session != s.Session || gi.Client != s.Client || !gi.ExpiresAt.Equal(s.ExpiresAt) ||
 		gi.Tenant != s.Tenant || !slices.Equal(gi.Network, s.Network) || gi.Pool != s.Pool {
 		t.Errorf("Get(%s).Info() = %+v, want the created sandbox %+v", id, gi, info)
 	}
@@ -222,11 +225,15 @@ func testLifecycle(t *testing.T, p sandbox.Provider, image string) {
 	dial(t, sb)
 
 	for _, f := range []sandbox.Filter{{Owner: s.Owner}, {Session: s.Session}, {Owner: s.Owner, Session: s.Session},
-		{Tenant: s.Tenant}, {ID: id}, {ID: id, Tenant: s.Tenant}} {
+		{Tenant: s.Tenant}, {ID: id}, {ID: id, Tenant: s.Tenant}, {Client: s.Client}, {Owner: s.Owner, Client: s.Client}} {
 		if ids := listIDs(t, p, f); !slices.Equal(ids, []string{id}) {
 			t.Errorf("List(%+v) = %v, want [%s]", f, ids, id)
 		}
 	}
+	if infos, err := p.List(ctx, sandbox.Filter{ID: id}); err != nil || len(infos) != 1 || infos[0].Client != s.Client {
+		t.Errorf("List(ID %s) = %+v, %v; want the sandbox of client %s", id, infos, err, s.Client)
+	}
+	assertNone(t, p, sandbox.Filter{Owner: s.Owner, Client: "other-" + s.Client})
 	assertNone(t, p, sandbox.Filter{Owner: "other-" + s.Owner})
 	assertNone(t, p, sandbox.Filter{Owner: s.Owner, Session: "other-" + s.Session})
 	assertNone(t, p, sandbox.Filter{Tenant: "other-" + s.Tenant})
@@ -264,12 +271,13 @@ func testCancelledCreate(t *testing.T, p sandbox.Provider, image string) {
 	}
 }
 
-// spec returns a Spec with a fresh random owner and session.
+// spec returns a Spec with a fresh random owner, session and client.
 func spec(image string) sandbox.Spec {
 	return sandbox.Spec{
 		Image:     image,
 		Owner:     "owner-" + randomHex(8),
 		Session:   "session-" + randomHex(8),
+		Client:    "client-" + randomHex(8),
 		Tenant:    "tenant-" + randomHex(4),
 		Network:   []string{"example.com:443", "*.example.org"},
 		ExpiresAt: time.Now().Add(time.Hour).UTC().Truncate(time.Second),

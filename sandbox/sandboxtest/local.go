@@ -113,7 +113,7 @@ func (l *Local) Create(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox,
 	if spec.ExpiresAt.IsZero() {
 		spec.ExpiresAt = now.Add(spec.Limits.WithDefaults().MaxLifetime)
 	}
-	b := &localBox{dir: dir, info: sandbox.Info{ID: spec.ID, Image: spec.Image, Owner: spec.Owner, Session: spec.Session, Tenant: spec.Tenant, Network: spec.Network, Pool: spec.Pool,
+	b := &localBox{dir: dir, info: sandbox.Info{ID: spec.ID, Image: spec.Image, Owner: spec.Owner, Session: spec.Session, Client: spec.Client, Tenant: spec.Tenant, Network: spec.Network, Pool: spec.Pool,
 		CreatedAt: now, ExpiresAt: spec.ExpiresAt, WorkspaceDurable: true}}
 	if err := l.start(ctx, b); err != nil {
 		os.RemoveAll(dir)
