@@ -21,6 +21,7 @@ type box struct {
 	owner     string    // Principal.Digest of the owner
 	tenant    string    // the owner's tenant, for quotas ("" for adopted boxes)
 	session   string    // legacy MCP session that owns it, or ""
+	clientKey string    // defaultKey of the client whose default it is, or "" (defaultbox.go)
 	expires   time.Time // its maximum lifetime's end; see endAt
 	// creator is who created it, for the audit records of calls that
 	// reach it by an access token rather than a login (the E2B data
@@ -72,7 +73,7 @@ type box struct {
 
 // newBox records a live sandbox.
 func newBox(sb sandbox.Sandbox, owner, tenant, session string, expires time.Time) *box {
-	b := &box{sandboxID: sb.ID(), sb: sb, owner: owner, tenant: tenant, session: session, expires: expires}
+	b := &box{sandboxID: sb.ID(), sb: sb, owner: owner, tenant: tenant, session: session, expires: expires, clientKey: sb.Info().Client}
 	b.touch()
 	return b
 }

@@ -164,7 +164,17 @@ func (c *call) attach(ctx context.Context, args map[string]any) *mcp.CallToolRes
 	if err != nil {
 		return c.errorResult(err)
 	}
-	if err := c.acquire(ctx); err != nil {
+	b := c.box
+	err = c.acquire(ctx)
+	if err != nil && id == "" && c.session == "" && b.isGone() {
+		// The default was removed elsewhere (another replica, or its
+		// owner's sandbox_destroy there): the client's default is now
+		// one that replica made, or a new one.
+		if c.box, c.note, err = c.g.boxes.forClient(ctx, c.p, defaultKey(c.p, c.req)); err == nil {
+			err = c.acquire(ctx)
+		}
+	}
+	if err != nil {
 		return c.errorResult(err)
 	}
 	return nil

@@ -16,17 +16,18 @@ import (
 // labels cannot change on a running container. Who claimed it is written
 // here, one file per sandbox under Config.ClaimDir, durably and before
 // the sandbox is handed to its owner. At start, reconciliation reads a
-// pooled container's owner, session, tenant, allowlist and expiry from
-// its claim record; a pooled container without one was never handed to
-// anyone and is removed. So a crash at any point either leaves an
-// unclaimed container (removed) or a claimed one with a complete record
-// (adopted or removed like any sandbox with those labels), never a
-// container with two owners or none that stays.
+// pooled container's owner, session, client (of a default sandbox),
+// tenant, allowlist and expiry from its claim record; a pooled container
+// without one was never handed to anyone and is removed. So a crash at
+// any point either leaves an unclaimed container (removed) or a claimed
+// one with a complete record (adopted or removed like any sandbox with
+// those labels), never a container with two owners or none that stays.
 
 // claim is what a fresh sandbox's labels would have said.
 type claim struct {
 	Owner     string    `json:"owner"`
 	Session   string    `json:"session,omitempty"`
+	Client    string    `json:"client,omitempty"` // whose default sandbox it is (defaultbox.go)
 	Tenant    string    `json:"tenant,omitempty"`
 	Network   []string  `json:"network,omitempty"`
 	ExpiresAt time.Time `json:"expires_at"`
@@ -36,7 +37,7 @@ type claim struct {
 // apply returns info as a sandbox created with the claim's spec would
 // describe itself: created, for its owner, when it was claimed.
 func (c claim) apply(info sandbox.Info) sandbox.Info {
-	info.Owner, info.Session, info.Tenant, info.Network, info.ExpiresAt = c.Owner, c.Session, c.Tenant, c.Network, c.ExpiresAt
+	info.Owner, info.Session, info.Client, info.Tenant, info.Network, info.ExpiresAt = c.Owner, c.Session, c.Client, c.Tenant, c.Network, c.ExpiresAt
 	if !c.ClaimedAt.IsZero() {
 		info.CreatedAt = c.ClaimedAt
 	}
@@ -44,7 +45,7 @@ func (c claim) apply(info sandbox.Info) sandbox.Info {
 }
 
 func claimOf(spec sandbox.Spec, now time.Time) claim {
-	return claim{Owner: spec.Owner, Session: spec.Session, Tenant: spec.Tenant, Network: spec.Network, ExpiresAt: spec.ExpiresAt, ClaimedAt: now}
+	return claim{Owner: spec.Owner, Session: spec.Session, Client: spec.Client, Tenant: spec.Tenant, Network: spec.Network, ExpiresAt: spec.ExpiresAt, ClaimedAt: now}
 }
 
 // saveClaim records c for sandbox id durably.

@@ -1,12 +1,18 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/sandgate/sandgate/sandbox"
 )
 
 // A sessionless (2026-07-28) client has no Mcp-Session-Id to hang a
@@ -24,8 +30,19 @@ import (
 // optional; it only separates one principal's clients, never two
 // principals, because the owner digest is part of the key.
 //
-// The map lives in this gateway's memory: on replicated gateways each
-// replica keeps its own default per pair (see the README).
+// Which sandbox is a client's default is recorded in the provider, on
+// the sandbox (sandbox.Spec.Client, a label; the claim record of a
+// pooled one, claims.go), not only in this gateway's memory (byClient,
+// a cache). So a restarted gateway adopts it as the default again
+// (lifecycle.go), and a replica that has none in memory looks the
+// client's defaults up in the provider (sharedDefault). Two replicas
+// that create a client's default at once both look again after
+// creating, and both keep the oldest (by CreatedAt, then id: every
+// replica sees the same order): the newer ones are destroyed by their
+// creators (keepOldest). What is left is admit's caveat (replicas.go):
+// a record with an earlier CreatedAt that another replica sees only
+// after its own look (clocks apart by more than a creation takes) lets
+// both keep theirs, and the client has two defaults until one is gone.
 
 // defaultKey is the key of p's default sandbox for the client of req.
 func defaultKey(p Principal, req mcp.CallToolRequest) string {
@@ -35,11 +52,18 @@ func defaultKey(p Principal, req mcp.CallToolRequest) string {
 			name = info.Name
 		}
 	}
+	return clientKey(p, name)
+}
+
+// clientKey is the key of p's default sandbox for the client that
+// declares name (clientInfo) with p's token.
+func clientKey(p Principal, name string) string {
 	sum := sha256.Sum256([]byte(p.Digest() + "\x00" + p.ClientID + "\x00" + name))
 	return hex.EncodeToString(sum[:16])
 }
 
-// defaultBox returns the live default sandbox of key, or nil.
+// defaultBox returns the live default sandbox of key this gateway
+// tracks, or nil.
 func (m *sandboxes) defaultBox(p Principal, key string) *box {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -50,6 +74,16 @@ func (m *sandboxes) defaultBox(p Principal, key string) *box {
 	return b
 }
 
+// findDefault returns p's default sandbox for key without creating one:
+// the one this gateway tracks or, on a replicated gateway, the one the
+// provider records (adopted). It returns nil when there is none.
+func (m *sandboxes) findDefault(ctx context.Context, p Principal, key string) (*box, error) {
+	if b := m.defaultBox(p, key); b != nil || !m.replicated() {
+		return b, nil
+	}
+	return m.sharedDefault(ctx, p, key)
+}
+
 // forClient returns p's default sandbox for key, creating it when there
 // is none (or it is gone), and the note that tells the caller which one
 // it got. Concurrent first calls of one client wait for one creation.
@@ -57,7 +91,7 @@ func (m *sandboxes) forClient(ctx context.Context, p Principal, key string) (*bo
 	wait := "default/" + key // m.creating is shared with sessions; their ids are UUIDs
 	for {
 		if b := m.defaultBox(p, key); b != nil {
-			return b, fmt.Sprintf("[using your default sandbox %s; pass sandbox_id to use another]\n", b.id()), nil
+			return b, usingNote(b), nil
 		}
 		m.mu.Lock()
 		old := m.byClient[key]
@@ -66,7 +100,7 @@ func (m *sandboxes) forClient(ctx context.Context, p Principal, key string) (*bo
 			done = make(chan struct{})
 			m.creating[wait] = done
 			m.mu.Unlock()
-			b, err := m.create(ctx, p, "", m.cfg.Image, m.defaultAllow(p.Tenant))
+			b, made, err := m.findOrCreate(ctx, p, key)
 			m.mu.Lock()
 			delete(m.creating, wait)
 			if err == nil {
@@ -77,6 +111,9 @@ func (m *sandboxes) forClient(ctx context.Context, p Principal, key string) (*bo
 			if err != nil {
 				return nil, "", err
 			}
+			if !made {
+				return b, foundNote(old, b), nil
+			}
 			return b, createdNote(old, b), nil
 		}
 		m.mu.Unlock()
@@ -86,6 +123,138 @@ func (m *sandboxes) forClient(ctx context.Context, p Principal, key string) (*bo
 			return nil, "", ctx.Err()
 		}
 	}
+}
+
+// findOrCreate returns the default a replicated gateway finds in the
+// provider or else a new one, and reports whether it made it.
+func (m *sandboxes) findOrCreate(ctx context.Context, p Principal, key string) (*box, bool, error) {
+	if m.replicated() {
+		if b, err := m.sharedDefault(ctx, p, key); b != nil || err != nil {
+			return b, false, err
+		}
+	}
+	b, err := m.createBox(ctx, p, newSandbox{client: key, image: m.cfg.Image, allow: m.defaultAllow(p.Tenant)})
+	if !m.replicated() {
+		return b, true, err
+	}
+	if errors.Is(err, errQuota) {
+		// admit may have refused this one for a default another replica
+		// made at the same time.
+		if found, ferr := m.sharedDefault(ctx, p, key); found != nil && ferr == nil {
+			return found, false, nil
+		}
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return m.keepOldest(ctx, p, key, b)
+}
+
+// keepOldest checks, after b was made as p's default for key, whether
+// the provider records an older default of the client (another replica
+// made one at the same time). If so, b is destroyed and the oldest is
+// used. Should the check fail, b is kept: a duplicate default costs a
+// quota slot until it idles out, not a wrong answer.
+func (m *sandboxes) keepOldest(ctx context.Context, p Principal, key string, b *box) (*box, bool, error) {
+	infos, err := m.defaults(ctx, p, key)
+	if err != nil {
+		m.log.Warn("look for a client's other default sandboxes; keeping this one", "sandbox_id", b.id(), "error", err)
+		return b, true, nil
+	}
+	if len(infos) == 0 || infos[0].ID == b.id() {
+		return b, true, nil
+	}
+	m.log.Info("another replica made this client's default sandbox at the same time; keeping the older", "sandbox_id", b.id(), "kept", infos[0].ID)
+	_ = m.destroy(ctx, b, p, "duplicate default sandbox")
+	older, err := m.sharedDefault(ctx, p, key)
+	if err != nil || older == nil {
+		return nil, false, cmp.Or(err, fmt.Errorf("your default sandbox %s: %w", infos[0].ID, sandbox.ErrNotFound))
+	}
+	return older, false, nil
+}
+
+// sharedDefault finds p's oldest default sandbox for key in the
+// provider and adopts it (lookup), waiting first for one another replica
+// is still starting. It returns nil when the provider records none.
+func (m *sandboxes) sharedDefault(ctx context.Context, p Principal, key string) (*box, error) {
+	for range 3 { // a default removed while this looked: look again
+		infos, err := m.defaults(ctx, p, key)
+		if err != nil || len(infos) == 0 {
+			return nil, err
+		}
+		if err := m.awaitRunner(ctx, infos[0]); isNotFound(err) {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		b, err := m.lookup(ctx, p, "", infos[0].ID)
+		if isNotFound(err) {
+			continue
+		}
+		return b, err
+	}
+	return nil, nil
+}
+
+// defaults returns the live default sandboxes of p for key that the
+// provider records, oldest first (by CreatedAt, then id).
+func (m *sandboxes) defaults(ctx context.Context, p Principal, key string) ([]sandbox.Info, error) {
+	ctx, cancel := context.WithTimeout(ctx, recordTimeout)
+	defer cancel()
+	infos, err := m.provider.List(ctx, sandbox.Filter{Owner: p.Digest(), Client: key})
+	if err != nil {
+		return nil, fmt.Errorf("look up your default sandbox: %w", err)
+	}
+	now := time.Now()
+	infos = slices.DeleteFunc(infos, func(info sandbox.Info) bool {
+		return info.Owner != p.Digest() || info.Client != key || info.Session != "" || info.Pool != "" || !info.ExpiresAt.After(now)
+	})
+	slices.SortFunc(infos, func(a, b sandbox.Info) int {
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
+	})
+	return infos, nil
+}
+
+// awaitRunner waits until the runner of info, which another replica may
+// be starting, accepts connections: adopted before that, its first call
+// would take it for dead and replace it under its creator. A record
+// older than ReconcileGrace is not being made: it is used as it is (a
+// dead runner is replaced on use). It returns ErrNotFound when the
+// record is gone (its creation failed, or it was removed).
+func (m *sandboxes) awaitRunner(ctx context.Context, info sandbox.Info) error {
+	for {
+		if sb, err := m.provider.Get(ctx, info.ID); err == nil {
+			if conn, err := sb.Dial(ctx); err == nil {
+				conn.Close()
+				return nil
+			}
+		}
+		if time.Since(info.CreatedAt) > m.cfg.ReconcileGrace {
+			return nil
+		}
+		if _, err := m.record(ctx, info.ID); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// usingNote tells the caller which default sandbox answered.
+func usingNote(b *box) string {
+	return fmt.Sprintf("[using your default sandbox %s; pass sandbox_id to use another]\n", b.id())
+}
+
+// foundNote is usingNote for a default this gateway did not track: one
+// another replica (or a previous gateway) made, or replaced old.
+func foundNote(old, b *box) string {
+	if old != nil && old.id() != b.id() {
+		return fmt.Sprintf("[your default sandbox %s is gone (idle, expired or destroyed); using your default sandbox %s; pass sandbox_id to use another]\n", old.id(), b.id())
+	}
+	return usingNote(b)
 }
 
 // createdNote tells the caller it got a new default sandbox, and why.

@@ -48,3 +48,19 @@ func (g *Server) Admit(ctx context.Context, id string, limit int) error {
 	g.boxes.cfg.MaxSandboxesPerTenant = limit
 	return g.boxes.admit(ctx, b, LocalPrincipal)
 }
+
+// RaceDefault makes a default sandbox for the local principal's client
+// name on this replicated gateway, as if its creation had raced
+// another replica's, and returns the default it then keeps.
+func (g *Server) RaceDefault(ctx context.Context, name string) (string, error) {
+	m, p := g.boxes, LocalPrincipal
+	key := clientKey(p, name)
+	b, err := m.createBox(ctx, p, newSandbox{client: key, image: m.cfg.Image, allow: m.defaultAllow(p.Tenant)})
+	if err != nil {
+		return "", err
+	}
+	if b, _, err = m.keepOldest(ctx, p, key, b); err != nil {
+		return "", err
+	}
+	return b.id(), nil
+}

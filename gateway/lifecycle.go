@@ -97,11 +97,16 @@ func (m *sandboxes) reconcile(ctx context.Context) error {
 }
 
 // adopt takes over a sessionless sandbox a previous gateway made, with
-// its tenant and its allowlist (the one last set, see netstate.go).
+// its tenant and its allowlist (the one last set, see netstate.go). A
+// client's default stays its default: infos come oldest first, and the
+// oldest of a client's defaults is the one kept (see defaultbox.go).
 func (m *sandboxes) adopt(ctx context.Context, info sandbox.Info) {
 	b, running := m.adoptee(ctx, info)
 	m.mu.Lock()
 	m.byID[b.id()] = b
+	if b.clientKey != "" && m.byClient[b.clientKey] == nil {
+		m.byClient[b.clientKey] = b
+	}
 	m.mu.Unlock()
 	m.adopted(b, info, running)
 }

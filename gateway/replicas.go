@@ -21,6 +21,9 @@ import (
 //     memory of the replica that started them, so their requests must be
 //     routed to it by Mcp-Session-Id (middleware.go says so to a request
 //     that reaches another).
+//   - A sessionless client's default sandbox is found by the client key
+//     recorded on it (sandbox.Spec.Client), and of two made at once the
+//     oldest is kept (defaultbox.go).
 //   - Quotas count the tenant's sandboxes in the provider, plus this
 //     replica's creations in flight; after a creation they are counted
 //     again, and of a tenant over its limit the sandboxes beyond the

@@ -150,6 +150,20 @@ func (m *sandboxes) counted(source string, began time.Time, err error) {
 
 // create starts a sandbox for p, allowed to reach allow, and records it.
 func (m *sandboxes) create(ctx context.Context, p Principal, session, image string, allow policy.Rules) (*box, error) {
+	return m.createBox(ctx, p, newSandbox{session: session, image: image, allow: allow})
+}
+
+// newSandbox says what createBox makes.
+type newSandbox struct {
+	session string // the legacy session it is bound to, or ""
+	client  string // defaultKey of the client whose default it is, or ""
+	image   string
+	allow   policy.Rules
+}
+
+// createBox is create of a sandbox that may be a client's default.
+func (m *sandboxes) createBox(ctx context.Context, p Principal, n newSandbox) (*box, error) {
+	session, image, allow := n.session, n.image, n.allow
 	release, err := m.reserve(ctx, p.Tenant)
 	if err != nil {
 		return nil, err
@@ -159,7 +173,7 @@ func (m *sandboxes) create(ctx context.Context, p Principal, session, image stri
 	// The id is chosen here, not by the provider, so that reconciliation
 	// knows the container being made is ours before Create returns.
 	spec := sandbox.Spec{ID: newSandboxID(), Image: image, Limits: m.cfg.Limits, Owner: p.Digest(), Session: session,
-		Tenant: p.Tenant, Network: allow.Strings(), ExpiresAt: now.Add(m.cfg.Limits.MaxLifetime)}
+		Client: n.client, Tenant: p.Tenant, Network: allow.Strings(), ExpiresAt: now.Add(m.cfg.Limits.MaxLifetime)}
 	m.setPending(spec.ID, true)
 	defer m.setPending(spec.ID, false)
 	sb, source, err := m.startSandbox(ctx, spec)

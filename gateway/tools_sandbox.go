@@ -100,10 +100,11 @@ func (c *call) existing(ctx context.Context, id string) (*box, error) {
 		return c.g.boxes.get(ctx, c.p, c.session, id)
 	}
 	if c.session == "" {
-		if b := c.g.boxes.defaultBox(c.p, defaultKey(c.p, c.req)); b != nil {
-			return b, nil
+		b, err := c.g.boxes.findDefault(ctx, c.p, defaultKey(c.p, c.req))
+		if b == nil && err == nil {
+			err = errNoSandbox
 		}
-		return nil, errNoSandbox
+		return b, err
 	}
 	c.g.boxes.mu.Lock()
 	b := c.g.boxes.bySession[c.session]

@@ -109,19 +109,38 @@ func (l *Local) Create(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox,
 		os.RemoveAll(dir)
 		return nil, err
 	}
+	// The record exists while the runner starts, as a container's or a
+	// pod's does (State "starting"; Get does not find it yet), so that
+	// gateway replicas see each other's creations in flight. CreatedAt
+	// is taken under the lock: records are made in CreatedAt order.
+	l.mu.Lock()
 	now := time.Now().UTC()
 	if spec.ExpiresAt.IsZero() {
 		spec.ExpiresAt = now.Add(spec.Limits.WithDefaults().MaxLifetime)
 	}
-	b := &localBox{dir: dir, info: sandbox.Info{ID: spec.ID, Image: spec.Image, Owner: spec.Owner, Session: spec.Session, Client: spec.Client, Tenant: spec.Tenant, Network: spec.Network, Pool: spec.Pool,
-		CreatedAt: now, ExpiresAt: spec.ExpiresAt, WorkspaceDurable: true}}
-	if err := l.start(ctx, b); err != nil {
+	info := sandbox.Info{ID: spec.ID, Image: spec.Image, Owner: spec.Owner, Session: spec.Session, Client: spec.Client, Tenant: spec.Tenant, Network: spec.Network, Pool: spec.Pool,
+		CreatedAt: now, ExpiresAt: spec.ExpiresAt, State: "starting", WorkspaceDurable: true}
+	starting := &localBox{dir: dir, info: info}
+	l.boxes[spec.ID] = starting
+	l.mu.Unlock()
+	b := &localBox{dir: dir, info: info}
+	err := l.start(ctx, b)
+	l.mu.Lock()
+	removed := l.boxes[spec.ID] != starting
+	if err == nil && !removed {
+		l.boxes[spec.ID] = b
+	} else if !removed {
+		delete(l.boxes, spec.ID)
+	}
+	l.mu.Unlock()
+	if err == nil && removed {
+		l.stop(b)
+		err = sandbox.ErrNotFound // removed while it started
+	}
+	if err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("create sandbox %s: %w", spec.ID, err)
 	}
-	l.mu.Lock()
-	l.boxes[spec.ID] = b
-	l.mu.Unlock()
 	return &localHandle{l: l, info: b.info, sock: b.sock()}, nil
 }
 
@@ -129,7 +148,7 @@ func (l *Local) Create(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox,
 // one on the same workspace.
 func (l *Local) Recreate(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox, error) {
 	b := l.box(spec.ID)
-	if b == nil {
+	if b == nil || b.cmd == nil {
 		return nil, fmt.Errorf("recreate sandbox %s: %w", spec.ID, sandbox.ErrNotFound)
 	}
 	l.stop(b)
@@ -147,7 +166,7 @@ func (l *Local) Recreate(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbo
 // Get returns the sandbox if its runner is running.
 func (l *Local) Get(_ context.Context, id string) (sandbox.Sandbox, error) {
 	b := l.box(id)
-	if b == nil || b.exited() {
+	if b == nil || b.cmd == nil || b.exited() {
 		return nil, fmt.Errorf("get sandbox %s: %w", id, sandbox.ErrNotFound)
 	}
 	return &localHandle{l: l, info: l.record(id, b.info), sock: b.sock()}, nil
@@ -274,7 +293,7 @@ func (l *Local) Workspace(id string) string { return filepath.Join(l.root, id, "
 
 func (l *Local) signal(id string, sig syscall.Signal) error {
 	b := l.box(id)
-	if b == nil {
+	if b == nil || b.cmd == nil {
 		return fmt.Errorf("signal sandbox %s: %w", id, sandbox.ErrNotFound)
 	}
 	return b.cmd.Process.Signal(sig)
