@@ -165,7 +165,8 @@ func TestKubernetesPodDeletedFromOutside(t *testing.T) {
 // namespace, instance name and key), as two replicas of a deployment: a
 // sandbox created through one is used and destroyed through the other,
 // a tenant's quota holds across both, and a replica that restarts
-// leaves the other's sandboxes running.
+// leaves the other's sandboxes running; a sessionless client has one
+// default sandbox whichever replica it calls.
 func TestKubernetesReplicas(t *testing.T) {
 	rc := sandboxtest.RequireKubernetes(t)
 	inst := kubeInstanceOf(t, rc, "runc")
@@ -211,6 +212,18 @@ func TestKubernetesReplicas(t *testing.T) {
 				t.Errorf("audit log %s: %+v, %v", path, rep, err)
 			}
 		}
+	})
+
+	t.Run("one default sandbox whichever replica", func(t *testing.T) {
+		a := inst.start(t, replicated) // the restarted A ended with its subtest
+		da, db := namedModernClient(t, a.URL, "k8s-client"), namedModernClient(t, b.URL, "k8s-client")
+		res := mustOK(t, "write_file on A", call(t, da, "write_file", map[string]any{"path": "d.txt", "content": "default on A"}))
+		id := noteID(t, res, createdDefault)[0]
+		res = mustOK(t, "read_file on B", call(t, db, "read_file", map[string]any{"path": "d.txt"}))
+		if got := noteID(t, res, usingDefault)[0]; got != id || !strings.Contains(text(res), "default on A") {
+			t.Fatalf("B's default %s (want A's %s): %s", got, id, text(res))
+		}
+		mustOK(t, "sandbox_destroy on B", call(t, db, "sandbox_destroy", nil))
 	})
 }
 
