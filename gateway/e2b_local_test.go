@@ -257,15 +257,23 @@ func TestLocalE2BTimeoutEnds(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	for _, ev := range auditRecords(t, og.AuditPath) {
-		if ev.Kind == audit.KindSandboxDestroy && ev.SandboxID == made.SandboxID {
-			if ev.Summary["reason"] != "timeout set by its owner" {
-				t.Fatalf("destroyed for %q", ev.Summary["reason"])
+	// The sandbox stops answering before its destroy record is written
+	// (destroy untracks it first), so the record may come a moment later.
+	deadline = time.Now().Add(20 * time.Second)
+	for {
+		for _, ev := range auditRecords(t, og.AuditPath) {
+			if ev.Kind == audit.KindSandboxDestroy && ev.SandboxID == made.SandboxID {
+				if ev.Summary["reason"] != "timeout set by its owner" {
+					t.Fatalf("destroyed for %q", ev.Summary["reason"])
+				}
+				return
 			}
-			return
 		}
+		if time.Now().After(deadline) {
+			t.Fatal("no sandbox.destroy record")
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	t.Fatal("no sandbox.destroy record")
 }
 
 // TestLocalE2BRevokedKey: a revoked key stops working at once, on a
