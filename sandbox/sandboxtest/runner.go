@@ -2,6 +2,8 @@ package sandboxtest
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -25,9 +27,12 @@ var buildRunner = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	// A fixed path, replaced atomically: concurrent test processes (go
-	// test ./...) each build and rename, and nothing piles up in TMPDIR.
-	dir := filepath.Join(os.TempDir(), "sandgate-test")
+	// A fixed path per checkout, replaced atomically: concurrent test
+	// processes of one checkout (go test ./...) each build and rename, and
+	// nothing piles up in TMPDIR. Two checkouts (worktrees) tested at once
+	// must not run each other's runner, so the path names the module root.
+	sum := sha256.Sum256([]byte(root))
+	dir := filepath.Join(os.TempDir(), "sandgate-test-"+hex.EncodeToString(sum[:6]))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("make runner build dir: %w", err)
 	}
