@@ -11,6 +11,8 @@ import (
 type change struct {
 	target           int
 	entries, content bool
+	events           []protocol.WatchEvent
+	lost             bool
 }
 
 // debouncer gathers changes until the file system has been quiet for
@@ -38,7 +40,10 @@ func (d *debouncer) add(cs ...change) {
 	}
 	for _, c := range cs {
 		p := d.pending[c.target]
-		p.target, p.entries, p.content = c.target, p.entries || c.entries, p.content || c.content
+		p.target, p.entries, p.content, p.lost = c.target, p.entries || c.entries, p.content || c.content, p.lost || c.lost
+		for _, ev := range c.events {
+			p.events, p.lost = appendEvent(p.events, ev, p.lost)
+		}
 		d.pending[c.target] = p
 	}
 	wait := min(d.quiet, d.first.Add(protocol.WatchMaxDelay).Sub(now))
@@ -62,11 +67,23 @@ func (d *debouncer) flush(paths []string) protocol.WatchChanges {
 	out := protocol.WatchChanges{Changes: []protocol.WatchChange{}}
 	for i, p := range paths {
 		if c, ok := d.pending[i]; ok {
-			out.Changes = append(out.Changes, protocol.WatchChange{Path: p, Entries: c.entries, Content: c.content})
+			out.Changes = append(out.Changes, protocol.WatchChange{Path: p, Entries: c.entries, Content: c.content, Events: c.events, Lost: c.lost})
 		}
 	}
 	clear(d.pending)
 	return out
+}
+
+// appendEvent adds ev to evs unless it repeats the last one (a large
+// write is many IN_MODIFY) or evs is full, which lost then says.
+func appendEvent(evs []protocol.WatchEvent, ev protocol.WatchEvent, lost bool) ([]protocol.WatchEvent, bool) {
+	switch {
+	case len(evs) > 0 && evs[len(evs)-1] == ev:
+		return evs, lost
+	case len(evs) >= protocol.MaxWatchEvents:
+		return evs, true
+	}
+	return append(evs, ev), lost
 }
 
 // unsafePointer views the start of b as an inotify event header; decode

@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/sandgate/sandgate/runner/protocol"
@@ -22,7 +23,7 @@ func TestDebouncerMerges(t *testing.T) {
 	}
 	got := d.flush([]string{"a", "b"})
 	want := []protocol.WatchChange{{Path: "a", Content: true}, {Path: "b", Entries: true, Content: true}}
-	if len(got.Changes) != len(want) || got.Changes[0] != want[0] || got.Changes[1] != want[1] {
+	if !reflect.DeepEqual(got.Changes, want) {
 		t.Fatalf("flush = %+v, want %+v", got.Changes, want)
 	}
 	if d.timer() != nil || len(d.flush([]string{"a", "b"}).Changes) != 0 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -30,10 +31,15 @@ type Watcher struct {
 func New(workspace string) *Watcher { return &Watcher{workspace: workspace} }
 
 // interest is one watched path as a directory watch sees it: name is the
-// entry that path is ("" when the path is the directory itself).
+// entry that path is ("" when the path is the directory itself). A
+// recursive watch's subdirectories are interests too, with their prefix
+// (their path relative to the watched directory) and dir (absolute).
 type interest struct {
-	target int // index in the request's paths
-	name   string
+	target    int // index in the request's paths
+	name      string
+	prefix    string
+	dir       string
+	recursive bool
 }
 
 // Run watches req's paths until ctx ends, calling report with what
@@ -52,18 +58,21 @@ func (w *Watcher) Run(ctx context.Context, req protocol.WatchRequest, report fun
 	// ends a Read in progress: that is how a cancelled watch stops.
 	f := os.NewFile(uintptr(fd), "inotify")
 	defer f.Close()
-	byWD := map[int32][]interest{}
+	r := &run{fd: fd, req: req, byWD: map[int32][]interest{}, d: newDebouncer(req)}
 	for i, p := range req.Paths {
-		dir, in := w.place(i, p)
-		wd, err := unix.InotifyAddWatch(fd, dir, watchMask)
-		if err != nil {
+		in := w.place(i, p, req.Events && req.Recursive)
+		if err := r.add(in); err != nil {
 			return protocol.Errorf(protocol.CodeNotFound, "watch %q: %v; watch a path whose directory exists", p, err)
 		}
-		byWD[int32(wd)] = append(byWD[int32(wd)], in)
+		if in.recursive {
+			r.walk(in, false)
+		}
+	}
+	if req.Events {
+		report(protocol.WatchChanges{Changes: []protocol.WatchChange{}})
 	}
 	events := make(chan []rawEvent, 16)
 	go readEvents(f, events)
-	d := newDebouncer(req)
 	stop := context.AfterFunc(ctx, func() { f.Close() })
 	defer stop()
 	for {
@@ -78,11 +87,51 @@ func (w *Watcher) Run(ctx context.Context, req protocol.WatchRequest, report fun
 				return protocol.Errorf(protocol.CodeInternal, "watch: inotify stopped unexpectedly")
 			}
 			for _, ev := range evs {
-				d.add(match(byWD, ev, len(req.Paths))...)
+				r.handle(ev)
 			}
-		case <-d.timer():
-			report(d.flush(req.Paths))
+		case <-r.d.timer():
+			report(r.d.flush(req.Paths))
 		}
+	}
+}
+
+// run is the state of one Run: its inotify descriptor, what each watch
+// descriptor stands for, and the changes not yet reported.
+type run struct {
+	fd   int
+	req  protocol.WatchRequest
+	byWD map[int32][]interest
+	d    *debouncer
+}
+
+// errTooMany: a recursive watch is at protocol.MaxWatchDirs.
+var errTooMany = errors.New("too many directories")
+
+// add watches in's directory for in, once. A recursive watch's
+// subdirectories count against protocol.MaxWatchDirs.
+func (r *run) add(in interest) error {
+	if in.prefix != "" && len(r.byWD) >= protocol.MaxWatchDirs+len(r.req.Paths) {
+		return errTooMany
+	}
+	wd, err := unix.InotifyAddWatch(r.fd, in.dir, watchMask)
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(r.byWD[int32(wd)], in) {
+		r.byWD[int32(wd)] = append(r.byWD[int32(wd)], in)
+	}
+	return nil
+}
+
+// handle records what one inotify event changed.
+func (r *run) handle(ev rawEvent) {
+	r.d.add(match(r.byWD, ev, len(r.req.Paths))...)
+	if ev.mask&unix.IN_IGNORED != 0 {
+		delete(r.byWD, ev.wd) // the directory is gone, and so its watch
+		return
+	}
+	if r.req.Events {
+		r.events(ev)
 	}
 }
 
@@ -99,28 +148,28 @@ func check(req protocol.WatchRequest) error {
 	return nil
 }
 
-// place returns the directory that watches path p and what p is in it:
-// a directory watches itself; a file, or a path that does not exist yet,
+// place returns the interest of path p, with the directory that watches it:
+// a directory watches itself (and, if recursive, its subdirectories); a file, or a path that does not exist yet,
 // is watched from its parent.
-func (w *Watcher) place(i int, p string) (string, interest) {
+func (w *Watcher) place(i int, p string, recursive bool) interest {
 	abs := filepath.Clean(p)
 	if !filepath.IsAbs(abs) {
 		abs = filepath.Join(w.workspace, p)
 	}
 	if fi, err := os.Stat(abs); err == nil && fi.IsDir() {
-		return abs, interest{target: i}
+		return interest{target: i, dir: abs, recursive: recursive}
 	}
-	return filepath.Dir(abs), interest{target: i, name: filepath.Base(abs)}
+	return interest{target: i, name: filepath.Base(abs), dir: filepath.Dir(abs)}
 }
 
 // match turns one inotify event into the changes of the watched paths it
 // concerns. A queue overflow (wd -1) may have lost anything, so every
-// path is reported changed both ways.
+// path is reported changed both ways, and its events lost.
 func match(byWD map[int32][]interest, ev rawEvent, n int) []change {
 	if ev.mask&unix.IN_Q_OVERFLOW != 0 {
 		out := make([]change, n)
 		for i := range out {
-			out[i] = change{target: i, entries: true, content: true}
+			out[i] = change{target: i, entries: true, content: true, lost: true}
 		}
 		return out
 	}
