@@ -13,9 +13,9 @@ import (
 )
 
 // filesystemService is envd's filesystem service on the runner's file
-// operations (file.stat, .list, .mkdir, .move, .remove). Watching is
-// done by polling listings (filesystem_watch.go): the runner has no
-// file-change notifications.
+// operations (file.stat, .list, .mkdir, .move, .remove). Watching uses
+// the runner's watch operation where it reports changes by name
+// (eventWatch), and polls listings (poller) on older runners.
 type filesystemService struct {
 	a        *API
 	watchers *watcherSet

@@ -14,7 +14,8 @@ import (
 // the runner makes.
 const watchDepth = 20
 
-// poller watches a directory by listing it and comparing each listing
+// poller watches a directory, on runners without
+// protocol.FeatureWatchEvents, by listing it and comparing each listing
 // with the one before. It sees what changed between two polls, not each
 // change: a file created and removed in between is never seen, and a
 // rename is a REMOVE and a CREATE. At most maxListEntries entries are

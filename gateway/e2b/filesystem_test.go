@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"connectrpc.com/connect"
@@ -97,13 +98,15 @@ func TestFilesystemNeedsScope(t *testing.T) {
 	}
 }
 
-// TestWatchDir waits for each event by content, never by time: the
-// poller reports a change at its next poll, however late that is.
+// TestWatchDir waits for each event by content, never by time. The
+// runner reports every change, so a file removed right after it was
+// created is seen twice, and a rename is a RENAME of the old name and a
+// CREATE of the new, as envd's fsnotify reports it.
 func TestWatchDir(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := guard(t)
-	s, err := e.fs.WatchDir(ctx, connect.NewRequest(&filesystem.WatchDirRequest{Path: e.workspace}))
+	s, err := e.fs.WatchDir(ctx, connect.NewRequest(&filesystem.WatchDirRequest{Path: e.workspace, IncludeEntry: true}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,26 +114,31 @@ func TestWatchDir(t *testing.T) {
 	if !s.Receive() || s.Msg().GetStart() == nil {
 		t.Fatalf("first event %v (%v), want start", s.Msg(), s.Err())
 	}
-	await := func(name string, typ filesystem.EventType) {
+	var got []string
+	await := func(want ...string) {
 		t.Helper()
-		for s.Receive() {
-			if ev := s.Msg().GetFilesystem(); ev.GetName() == name && ev.GetType() == typ {
-				return
+		for !subsequence(want, got) && s.Receive() {
+			if ev := s.Msg().GetFilesystem(); ev != nil {
+				got = append(got, ev.GetType().String()+" "+ev.GetName())
 			}
 		}
-		t.Fatalf("stream ended (%v) before %v of %s", s.Err(), typ, name)
+		if !subsequence(want, got) {
+			t.Fatalf("stream ended (%v) with events %q, want %q among them in order", s.Err(), got, want)
+		}
 	}
 	path := filepath.Join(e.workspace, "new.txt")
-	if err := os.WriteFile(path, []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	await("new.txt", filesystem.EventType_EVENT_TYPE_CREATE)
-	if err := os.Remove(path); err != nil {
-		t.Fatal(err)
-	}
-	await("new.txt", filesystem.EventType_EVENT_TYPE_REMOVE)
+	must(t, os.WriteFile(path, []byte("x"), 0o644))
+	must(t, os.Remove(path))
+	await("EVENT_TYPE_CREATE new.txt", "EVENT_TYPE_REMOVE new.txt")
+
+	got = nil
+	must(t, os.WriteFile(filepath.Join(e.workspace, "a"), nil, 0o644))
+	must(t, os.Rename(filepath.Join(e.workspace, "a"), filepath.Join(e.workspace, "b")))
+	await("EVENT_TYPE_CREATE a", "EVENT_TYPE_RENAME a", "EVENT_TYPE_CREATE b")
 }
 
+// TestWatcher polls GetWatcherEvents until the events it wants came (the
+// runner reports them after a short quiet period), never by time.
 func TestWatcher(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -140,28 +148,56 @@ func TestWatcher(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := w.Msg.GetWatcherId()
-	if err := os.MkdirAll(filepath.Join(e.workspace, "d"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(e.workspace, "d", "f"), []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	evs, err := e.fs.GetWatcherEvents(ctx, connect.NewRequest(&filesystem.GetWatcherEventsRequest{WatcherId: id}))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var got []string
-	for _, ev := range evs.Msg.GetEvents() {
-		got = append(got, ev.GetType().String()+" "+ev.GetName()+" "+ev.GetEntry().GetType().String())
+	await := func(want ...string) {
+		t.Helper()
+		for !subsequence(want, got) {
+			evs, err := e.fs.GetWatcherEvents(ctx, connect.NewRequest(&filesystem.GetWatcherEventsRequest{WatcherId: id}))
+			if err != nil {
+				t.Fatalf("GetWatcherEvents: %v (events so far %q, want %q)", err, got, want)
+			}
+			for _, ev := range evs.Msg.GetEvents() {
+				got = append(got, ev.GetType().String()+" "+ev.GetName()+" "+ev.GetEntry().GetType().String())
+			}
+		}
 	}
-	want := []string{"EVENT_TYPE_CREATE d FILE_TYPE_DIRECTORY", "EVENT_TYPE_CREATE d/f FILE_TYPE_FILE"}
-	if !slices.Equal(got, want) {
-		t.Errorf("events %q, want %q", got, want)
+	must(t, os.MkdirAll(filepath.Join(e.workspace, "d"), 0o755))
+	must(t, os.WriteFile(filepath.Join(e.workspace, "d", "f"), []byte("x"), 0o644))
+	await("EVENT_TYPE_CREATE d FILE_TYPE_DIRECTORY", "EVENT_TYPE_CREATE d/f FILE_TYPE_FILE")
+
+	got = nil
+	must(t, os.WriteFile(filepath.Join(e.workspace, "d", "tmp"), nil, 0o644))
+	must(t, os.Remove(filepath.Join(e.workspace, "d", "tmp")))
+	must(t, os.Rename(filepath.Join(e.workspace, "d", "f"), filepath.Join(e.workspace, "d", "g")))
+	// A removed or renamed-away entry has no entry to describe; one
+	// removed before its CREATE was reported may have none either.
+	await("EVENT_TYPE_REMOVE d/tmp FILE_TYPE_UNSPECIFIED", "EVENT_TYPE_RENAME d/f FILE_TYPE_UNSPECIFIED", "EVENT_TYPE_CREATE d/g FILE_TYPE_FILE")
+	if !slices.ContainsFunc(got, func(s string) bool { return strings.HasPrefix(s, "EVENT_TYPE_CREATE d/tmp ") }) {
+		t.Errorf("events %q, want the CREATE of d/tmp before its REMOVE", got)
 	}
+
 	if _, err := e.fs.RemoveWatcher(ctx, connect.NewRequest(&filesystem.RemoveWatcherRequest{WatcherId: id})); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.fs.GetWatcherEvents(ctx, connect.NewRequest(&filesystem.GetWatcherEventsRequest{WatcherId: id})); code(err) != connect.CodeNotFound {
 		t.Errorf("GetWatcherEvents after RemoveWatcher: %v, want NotFound", err)
+	}
+}
+
+// subsequence says whether want appears in got in order, other events
+// between (a write is often followed by a chmod of its times, and so on).
+func subsequence(want, got []string) bool {
+	for _, g := range got {
+		if len(want) > 0 && g == want[0] {
+			want = want[1:]
+		}
+	}
+	return len(want) == 0
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }

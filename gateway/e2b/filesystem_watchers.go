@@ -15,23 +15,31 @@ import (
 	"github.com/sandgate/sandgate/sandbox"
 )
 
-// Bounds on the polled watchers CreateWatcher makes. A watcher holds
-// only its last listing (at most maxListEntries entries) and runs
-// nothing between GetWatcherEvents calls, which poll; one not polled for
+// Bounds on the watchers CreateWatcher makes. A streamed watcher (on a
+// runner that reports changes, see eventWatch) keeps one runner watch
+// and at most maxWatcherEvents events not yet fetched; a polled one
+// holds only its last listing (at most maxListEntries entries) and runs
+// nothing between GetWatcherEvents calls, which poll. One not polled for
 // watcherIdle is dropped, so a client that forgets RemoveWatcher does
 // not make the gateway hold it for ever.
 const (
 	maxWatchersPerSandbox = 16
 	maxWatchers           = 1024
+	maxWatcherEvents      = 4096
 	watcherIdle           = 10 * time.Minute
 )
 
-// watcher is one polled watcher of a sandbox.
+// watcher is one watcher of a sandbox, streamed or polled.
 type watcher struct {
 	sandbox string
-	mu      sync.Mutex // one poll at a time; guards p
-	p       *poller
-	used    time.Time // guarded by watcherSet.mu
+	mu      sync.Mutex // one poll at a time; guards p and what follows
+	p       *poller    // nil for a streamed watcher
+	events  []*filesystem.FilesystemEvent
+	dropped int   // events not kept, beyond maxWatcherEvents
+	err     error // why a streamed watcher's stream ended
+	// Guarded by watcherSet.mu: when it was last used, and what ends it.
+	used time.Time
+	stop func()
 }
 
 // watcherSet holds the watchers of every sandbox, by id.
@@ -62,6 +70,14 @@ func (ws *watcherSet) add(w *watcher, now time.Time) (string, error) {
 	return id, nil
 }
 
+// forget drops id and ends its watcher; ws.mu is held.
+func (ws *watcherSet) forget(id string) {
+	if w := ws.m[id]; w != nil && w.stop != nil {
+		w.stop()
+	}
+	delete(ws.m, id)
+}
+
 // get returns sandbox's watcher id and marks it used.
 func (ws *watcherSet) get(sandboxID, id string, now time.Time) (*watcher, error) {
 	ws.mu.Lock()
@@ -82,7 +98,7 @@ func (ws *watcherSet) remove(sandboxID, id string, now time.Time) error {
 	}
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
-	delete(ws.m, id)
+	ws.forget(id)
 	return nil
 }
 
@@ -90,24 +106,36 @@ func (ws *watcherSet) remove(sandboxID, id string, now time.Time) error {
 func (ws *watcherSet) sweep(now time.Time) {
 	for id, w := range ws.m {
 		if now.Sub(w.used) > watcherIdle {
-			delete(ws.m, id)
+			ws.forget(id)
 		}
 	}
 }
 
-// CreateWatcher starts a polled watcher: its baseline listing is taken
-// now, and GetWatcherEvents reports the changes since the call before.
+// CreateWatcher starts a watcher: streamed when the runner reports
+// changes, else polled, its baseline listing taken now.
+// GetWatcherEvents reports the changes since the call before.
 func (s *filesystemService) CreateWatcher(ctx context.Context, req *connect.Request[filesystem.CreateWatcherRequest]) (*connect.Response[filesystem.CreateWatcherResponse], error) {
 	m := req.Msg
 	resp := &filesystem.CreateWatcherResponse{}
 	op := Op{Name: "filesystem.CreateWatcher", Scope: auth.ScopeFilesRead, ReadOnly: true,
 		Summary: map[string]any{"path": m.GetPath(), "recursive": m.GetRecursive()}}
 	err := s.a.do(ctx, req.Header(), op, func(ctx context.Context, c *protocol.Client) error {
-		w := &watcher{sandbox: req.Header().Get(headerSandboxID), p: newPoller(m.GetPath(), m.GetRecursive(), m.GetIncludeEntry())}
-		if _, err := w.p.poll(ctx, c); err != nil {
-			return err
+		w := &watcher{sandbox: req.Header().Get(headerSandboxID)}
+		if streamsEvents(c) {
+			ew := eventWatch{path: m.GetPath(), recursive: m.GetRecursive(), entry: m.GetIncludeEntry()}
+			if err := s.stream(ctx, c, w, ew); err != nil {
+				return err
+			}
+		} else {
+			w.p = newPoller(m.GetPath(), m.GetRecursive(), m.GetIncludeEntry())
+			if _, err := w.p.poll(ctx, c); err != nil {
+				return err
+			}
 		}
 		id, err := s.watchers.add(w, time.Now())
+		if err != nil && w.stop != nil {
+			w.stop()
+		}
 		resp.WatcherId = id
 		return err
 	})
@@ -117,7 +145,7 @@ func (s *filesystemService) CreateWatcher(ctx context.Context, req *connect.Requ
 	return connect.NewResponse(resp), nil
 }
 
-// GetWatcherEvents polls a watcher.
+// GetWatcherEvents returns a watcher's events since the call before.
 func (s *filesystemService) GetWatcherEvents(ctx context.Context, req *connect.Request[filesystem.GetWatcherEventsRequest]) (*connect.Response[filesystem.GetWatcherEventsResponse], error) {
 	id := req.Msg.GetWatcherId()
 	resp := &filesystem.GetWatcherEventsResponse{}
@@ -129,8 +157,11 @@ func (s *filesystemService) GetWatcherEvents(ctx context.Context, req *connect.R
 		}
 		w.mu.Lock()
 		defer w.mu.Unlock()
-		resp.Events, err = w.p.poll(ctx, c)
-		return err
+		if w.p != nil {
+			resp.Events, err = w.p.poll(ctx, c)
+			return err
+		}
+		return s.take(w, id, resp)
 	})
 	if err != nil {
 		return nil, err
