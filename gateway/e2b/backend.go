@@ -26,6 +26,8 @@ type Backend interface {
 	// SetNetwork replaces the sandbox's egress allowlist (within what the
 	// operator allows the caller's tenant).
 	SetNetwork(ctx context.Context, id string, allow []string) (Sandbox, error)
+	// Metrics samples the sandbox's resource use now.
+	Metrics(ctx context.Context, id string) (Metrics, error)
 
 	// Open authorises a data-plane request by the sandbox's access token
 	// (as Sandbox.AccessToken gave it) and returns the sandbox's runner.

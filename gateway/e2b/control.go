@@ -28,6 +28,7 @@ func (a *API) controlRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /sandboxes/{id}/connect", a.connect)
 	mux.HandleFunc("POST /v2/sandboxes/{id}/connect", a.connect)
 	mux.HandleFunc("POST /sandboxes/{id}/resume", a.connect)
+	mux.HandleFunc("GET /sandboxes/{id}/metrics", a.metrics)
 	a.unsupportedRoutes(mux)
 }
 

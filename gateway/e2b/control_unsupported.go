@@ -12,7 +12,6 @@ func (a *API) unsupportedRoutes(mux *http.ServeMux) {
 		"/snapshots":                     "snapshots are not supported",
 		"/snapshots/":                    "snapshots are not supported",
 		"POST /sandboxes/{id}/fork":      "forking sandboxes is not supported: create a new one",
-		"GET /sandboxes/{id}/metrics":    "sandbox metrics are not served here: use sandbox_info over MCP, or the gateway's Prometheus /metrics",
 		"GET /sandboxes/{id}/logs":       "sandbox logs are not served here: read a command's output from its handle, or the audit log",
 		"GET /v2/sandboxes/{id}/logs":    "sandbox logs are not served here: read a command's output from its handle, or the audit log",
 		"/templates":                     "building templates is not supported: the operator chooses images (gateway --images) and template aliases",
