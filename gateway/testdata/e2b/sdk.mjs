@@ -65,6 +65,7 @@ async function files(sbx) {
     missing = e.name
   }
   check(missing === 'FileNotFoundError' || missing === 'NotFoundError', 'reading a missing file is not found', missing)
+  await watch(sbx)
 
   const big = crypto.randomBytes(100 << 20)
   let t0 = performance.now()
@@ -75,6 +76,30 @@ async function files(sbx) {
   report.downloadMs = Math.round(performance.now() - t0)
   check(back.length === big.length && sha(back) === sha(big), '100 MiB upload and download keep every byte', { length: back.length })
   report.bigFileSha256 = sha(big)
+}
+
+// watchDir reports each change, a rename as RENAME of the old name and
+// CREATE of the new, as envd does; waits by content, up to 60 s.
+async function watch(sbx) {
+  const want = ['create w1.txt', 'rename w1.txt', 'create w2.txt', 'remove w2.txt']
+  const seen = []
+  let done
+  const all = new Promise((resolve) => { done = resolve })
+  const inOrder = () => {
+    let i = 0
+    for (const s of seen) if (s === want[i]) i++
+    return i === want.length
+  }
+  const handle = await sbx.files.watchDir('/workspace', (ev) => {
+    seen.push(`${ev.type} ${ev.name}`)
+    if (inOrder()) done()
+  })
+  await sbx.files.write('/workspace/w1.txt', 'x')
+  await sbx.files.rename('/workspace/w1.txt', '/workspace/w2.txt')
+  await sbx.files.remove('/workspace/w2.txt')
+  await Promise.race([all, new Promise((resolve) => setTimeout(resolve, 60_000))])
+  await handle.stop()
+  check(inOrder(), 'files.watchDir reports create, rename and remove in order', seen)
 }
 
 async function code(sbx) {
@@ -94,6 +119,13 @@ async function lifecycle(sbx) {
   const left = info.endAt.getTime() - Date.now()
   check(left > 100_000 && left <= 121_000, 'setTimeout moves endAt', { endAt: info.endAt })
 
+  const metrics = await Sandbox.getMetrics(sbx.sandboxId, { start: new Date(Date.now() - 60_000), end: new Date() })
+  const m = metrics[0] ?? {}
+  check(metrics.length === 1 && m.timestamp instanceof Date && Math.abs(m.timestamp - Date.now()) < 60_000 && m.cpuCount >= 1 &&
+    m.cpuUsedPct >= 0 && m.cpuUsedPct <= 100 && m.memUsed > 0 && m.memTotal >= m.memUsed && m.diskUsed >= 100 << 20 && m.diskTotal >= m.diskUsed,
+  'Sandbox.getMetrics gives one current sample of CPU, memory and disk (the 100 MiB file counted)', metrics)
+  report.metrics = m
+
   const page = await Sandbox.list().nextItems()
   check(page.some((s) => s.sandboxId === sbx.sandboxId && s.metadata.suite === 'sdk'), 'Sandbox.list lists it with its metadata', page)
 
@@ -110,6 +142,13 @@ async function lifecycle(sbx) {
   }
   check(foreign === 'SandboxNotFoundError' || foreign === 'NotFoundError', 'another tenant cannot connect to it', foreign)
   check(await Sandbox.kill(sbx.sandboxId, other) === false, 'another tenant cannot kill it', true)
+  let foreignMetrics
+  try {
+    await Sandbox.getMetrics(sbx.sandboxId, other)
+  } catch (e) {
+    foreignMetrics = e.name
+  }
+  check(foreignMetrics === 'SandboxNotFoundError' || foreignMetrics === 'NotFoundError', 'another tenant cannot read its metrics', foreignMetrics)
   const otherPage = await Sandbox.list(other).nextItems()
   check(!otherPage.some((s) => s.sandboxId === sbx.sandboxId), 'another tenant does not list it', otherPage)
 
