@@ -106,4 +106,3 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
-
