@@ -135,13 +135,23 @@ type chunker struct {
 
 // next returns the next chunk and whether more follow it. The last
 // chunk may be short or empty (an empty upload is an empty file).
+//
+// Only the body's own io.EOF ends it. io.ReadFull would not do: it turns
+// a short clean end into io.ErrUnexpectedEOF, the very error a body cut
+// off mid-upload gives (a broken chunked encoding, a Content-Length not
+// reached), so a broken upload would be taken for a complete, shorter
+// file and put in place.
 func (c *chunker) next() (chunk []byte, more bool, err error) {
-	n, err := io.ReadFull(c.r, c.buf)
-	if err == io.EOF || err == io.ErrUnexpectedEOF {
-		return c.buf[:n], false, nil
-	}
-	if err != nil {
-		return nil, false, err
+	n := 0
+	for n < len(c.buf) {
+		m, err := c.r.Read(c.buf[n:])
+		n += m
+		if err == io.EOF {
+			return c.buf[:n], false, nil
+		}
+		if err != nil {
+			return nil, false, err
+		}
 	}
 	if _, err := c.r.Peek(1); err == io.EOF {
 		return c.buf[:n], false, nil
