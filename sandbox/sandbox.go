@@ -71,6 +71,14 @@ type Spec struct {
 	// it is recorded by the gateway, not in labels, which cannot change
 	// on a running container.
 	Pool string
+	// Template is the name its creator asked for its image by (an E2B
+	// template alias), and Metadata the creator's key-value pairs: kept
+	// so that a restarted gateway or another replica reports and filters
+	// by them. The provider stores both, never reads them, and nothing
+	// security-relevant may depend on them: the creator chose them. The
+	// gateway bounds Metadata (a few dozen short pairs) before it gets here.
+	Template string
+	Metadata map[string]string
 }
 
 // Limits bound what a sandbox may use. Zero values are replaced by
@@ -157,10 +165,16 @@ type Info struct {
 	// WorkspaceDurable reports whether /workspace is on disk and outlives
 	// the container, so a replacement after a runner death keeps files.
 	WorkspaceDurable bool `json:"workspace_durable"`
+	// Template and Metadata are Spec.Template and Spec.Metadata.
+	Template string            `json:"template,omitempty"`
+	Metadata map[string]string `json:"metadata,omitempty"`
 	// LastUsed is the last use Recorder.Touch recorded; zero when none
 	// was, or when the provider is no Recorder. Network is then the list
 	// last set with Recorder.SetNetwork.
 	LastUsed time.Time `json:"last_used,omitzero"`
+	// Deadline is the end its owner last set with Recorder.SetDeadline
+	// (zero: none, the sandbox lives until ExpiresAt).
+	Deadline time.Time `json:"deadline,omitzero"`
 }
 
 // Filter selects sandboxes in List. Empty fields match everything.
@@ -185,8 +199,9 @@ func (f Filter) Matches(info Info) bool {
 // writes what the others must know there, rather than in its own memory
 // or files: when a sandbox was last used, so that no replica removes as
 // idle a sandbox another one uses, and the egress allowlist last set, so
-// that every replica applies the same one. List reports both
-// (Info.LastUsed, Info.Network).
+// that every replica applies the same one, and the end its owner set,
+// so that every replica removes it then. List reports all three
+// (Info.LastUsed, Info.Network, Info.Deadline).
 type Recorder interface {
 	// Touch records that sandbox id was used at at. Writes are not
 	// ordered: of two concurrent touches either may stay.
@@ -194,4 +209,7 @@ type Recorder interface {
 	// SetNetwork replaces sandbox id's recorded egress allowlist; a
 	// later Recreate writes its Spec.Network there again.
 	SetNetwork(ctx context.Context, id string, rules []string) error
+	// SetDeadline records at as the end sandbox id's owner set, earlier
+	// than its ExpiresAt (zero: none); a later Recreate keeps it.
+	SetDeadline(ctx context.Context, id string, at time.Time) error
 }

@@ -141,6 +141,8 @@ func (p *Provider) run(ctx context.Context, spec sandbox.Spec, host HostPaths, m
 		ExpiresAt:        parseTime(cc.Labels[LabelExpiresAt]),
 		State:            container.StateRunning,
 		WorkspaceDurable: host.Workspace != "",
+		Template:         spec.Template,
+		Metadata:         parseMetadata(cc.Labels[LabelMetadata]),
 	}
 	return &handle{p: p, info: info, sock: sock}, nil
 }

@@ -1,6 +1,7 @@
 package docker
 
 import (
+	"encoding/json"
 	"strings"
 	"time"
 
@@ -37,12 +38,16 @@ const (
 	LabelNetwork = "sandgate.network"
 	// LabelPool is Spec.Pool: the container was made for the warm pool.
 	LabelPool = "sandgate.pool"
+	// LabelTemplate is Spec.Template, if any.
+	LabelTemplate = "sandgate.template"
+	// LabelMetadata is Spec.Metadata as a JSON object (absent: none).
+	LabelMetadata = "sandgate.metadata"
 )
 
 // labels returns the labels of a new sandbox created at now. spec.ID and
 // spec.ExpiresAt must be set (ContainerConfig sets the expiry).
 func labels(spec sandbox.Spec, instance string, now time.Time) map[string]string {
-	return map[string]string{
+	l := map[string]string{
 		LabelManaged:   "true",
 		LabelInstance:  instance,
 		LabelSandbox:   spec.ID,
@@ -54,7 +59,13 @@ func labels(spec sandbox.Spec, instance string, now time.Time) map[string]string
 		LabelCreatedAt: now.UTC().Format(time.RFC3339Nano),
 		LabelExpiresAt: spec.ExpiresAt.UTC().Format(time.RFC3339Nano),
 		LabelPool:      spec.Pool,
+		LabelTemplate:  spec.Template,
 	}
+	if len(spec.Metadata) > 0 {
+		metadata, _ := json.Marshal(spec.Metadata) // map[string]string always encodes
+		l[LabelMetadata] = string(metadata)
+	}
+	return l
 }
 
 // scope returns the label filter that selects this instance's sandboxes.
@@ -82,7 +93,18 @@ func infoFromSummary(c container.Summary) sandbox.Info {
 		CreatedAt:   parseTime(c.Labels[LabelCreatedAt]),
 		ExpiresAt:   parseTime(c.Labels[LabelExpiresAt]),
 		State:       c.State,
+		Template:    c.Labels[LabelTemplate],
+		Metadata:    parseMetadata(c.Labels[LabelMetadata]),
 	}
+}
+
+// parseMetadata parses LabelMetadata; invalid or empty gives nil.
+func parseMetadata(s string) map[string]string {
+	var m map[string]string
+	if err := json.Unmarshal([]byte(s), &m); err != nil || len(m) == 0 {
+		return nil
+	}
+	return m
 }
 
 // parseTime parses an RFC 3339 label value; invalid or empty gives zero.

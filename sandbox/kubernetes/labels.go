@@ -60,6 +60,14 @@ const (
 	// AnnotationLastUsed is the last use a gateway recorded (Touch),
 	// RFC 3339 in UTC; on the Secret only, absent until the first.
 	AnnotationLastUsed = "sandgate.dev/last-used"
+	// AnnotationTemplate is Spec.Template, if any.
+	AnnotationTemplate = "sandgate.dev/template"
+	// AnnotationMetadata is Spec.Metadata, a JSON object (absent: none).
+	// The gateway bounds it far below the 256 KiB annotations may hold.
+	AnnotationMetadata = "sandgate.dev/metadata"
+	// AnnotationDeadline is the end the owner set (SetDeadline), RFC
+	// 3339 in UTC; on the Secret only, absent or empty for none.
+	AnnotationDeadline = "sandgate.dev/deadline"
 )
 
 // namePrefix starts the name of every sandbox pod and Secret.
@@ -98,23 +106,24 @@ func meta(spec sandbox.Spec, cfg Config, now time.Time) metav1.ObjectMeta {
 	if spec.Network == nil {
 		network = []byte("[]")
 	}
-	return metav1.ObjectMeta{
-		Name:      objectName(spec.ID),
-		Namespace: cfg.Namespace,
-		Labels:    l,
-		Annotations: map[string]string{
-			AnnotationSandbox:   spec.ID,
-			AnnotationOwner:     spec.Owner,
-			AnnotationSession:   spec.Session,
-			AnnotationClient:    spec.Client,
-			AnnotationTenant:    spec.Tenant,
-			AnnotationNetwork:   string(network),
-			AnnotationCreatedAt: now.UTC().Format(time.RFC3339Nano),
-			AnnotationExpiresAt: spec.ExpiresAt.UTC().Format(time.RFC3339Nano),
-			AnnotationPool:      spec.Pool,
-			AnnotationImage:     spec.Image,
-		},
+	a := map[string]string{
+		AnnotationSandbox:   spec.ID,
+		AnnotationOwner:     spec.Owner,
+		AnnotationSession:   spec.Session,
+		AnnotationClient:    spec.Client,
+		AnnotationTenant:    spec.Tenant,
+		AnnotationNetwork:   string(network),
+		AnnotationCreatedAt: now.UTC().Format(time.RFC3339Nano),
+		AnnotationExpiresAt: spec.ExpiresAt.UTC().Format(time.RFC3339Nano),
+		AnnotationPool:      spec.Pool,
+		AnnotationImage:     spec.Image,
+		AnnotationTemplate:  spec.Template,
 	}
+	if len(spec.Metadata) > 0 {
+		metadata, _ := json.Marshal(spec.Metadata) // map[string]string always encodes
+		a[AnnotationMetadata] = string(metadata)
+	}
+	return metav1.ObjectMeta{Name: objectName(spec.ID), Namespace: cfg.Namespace, Labels: l, Annotations: a}
 }
 
 // scopeLabels are the labels that select this instance's objects.
@@ -167,6 +176,10 @@ func infoFromMeta(m metav1.ObjectMeta) sandbox.Info {
 	if err := json.Unmarshal([]byte(a[AnnotationNetwork]), &network); err != nil || len(network) == 0 {
 		network = nil
 	}
+	var metadata map[string]string
+	if err := json.Unmarshal([]byte(a[AnnotationMetadata]), &metadata); err != nil || len(metadata) == 0 {
+		metadata = nil
+	}
 	return sandbox.Info{
 		ID:        a[AnnotationSandbox],
 		Image:     a[AnnotationImage],
@@ -179,15 +192,18 @@ func infoFromMeta(m metav1.ObjectMeta) sandbox.Info {
 		CreatedAt: parseTime(a[AnnotationCreatedAt]),
 		ExpiresAt: parseTime(a[AnnotationExpiresAt]),
 		LastUsed:  parseTime(a[AnnotationLastUsed]),
+		Deadline:  parseTime(a[AnnotationDeadline]),
+		Template:  a[AnnotationTemplate],
+		Metadata:  metadata,
 	}
 }
 
 // withRecord returns info, read from a pod, with what was recorded on
-// the sandbox's Secret since the pod was made: the last use and the
-// allowlist last set (see record.go).
+// the sandbox's Secret since the pod was made: the last use, the
+// allowlist last set and the owner's deadline (see record.go).
 func withRecord(info sandbox.Info, secret metav1.ObjectMeta) sandbox.Info {
 	rec := infoFromMeta(secret)
-	info.LastUsed, info.Network = rec.LastUsed, rec.Network
+	info.LastUsed, info.Network, info.Deadline = rec.LastUsed, rec.Network, rec.Deadline
 	return info
 }
 

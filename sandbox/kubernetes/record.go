@@ -52,6 +52,20 @@ func (p *Provider) SetNetwork(ctx context.Context, id string, rules []string) er
 	return nil
 }
 
+// SetDeadline records at as the end sandbox id's owner set
+// (AnnotationDeadline) on its Secret; zero clears it. Recreate keeps it:
+// it rewrites only the annotations a Spec says.
+func (p *Provider) SetDeadline(ctx context.Context, id string, at time.Time) error {
+	value := ""
+	if !at.IsZero() {
+		value = at.UTC().Format(time.RFC3339Nano)
+	}
+	if err := p.annotate(ctx, "secrets", id, AnnotationDeadline, value); err != nil {
+		return fmt.Errorf("record the deadline of sandbox %s: %w", id, err)
+	}
+	return nil
+}
+
 // annotate sets annotation key to value on sandbox id's object of the
 // given resource ("secrets" or "pods"), if it is this instance's; else
 // it returns ErrNotFound.

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -115,8 +116,8 @@ func testRecorder(t *testing.T, p sandbox.Provider, r sandbox.Recorder, image st
 		}
 		return infos[0]
 	}
-	if got := record(); !got.LastUsed.IsZero() || !slices.Equal(got.Network, s.Network) {
-		t.Fatalf("a new sandbox's record: last used %v, network %v; want never, %v", got.LastUsed, got.Network, s.Network)
+	if got := record(); !got.LastUsed.IsZero() || !slices.Equal(got.Network, s.Network) || !got.Deadline.IsZero() {
+		t.Fatalf("a new sandbox's record: last used %v, network %v, deadline %v; want never, %v, none", got.LastUsed, got.Network, got.Deadline, s.Network)
 	}
 	at := time.Now().Add(-time.Minute).UTC().Truncate(time.Millisecond)
 	if err := r.Touch(ctx, id, at); err != nil {
@@ -129,6 +130,26 @@ func testRecorder(t *testing.T, p sandbox.Provider, r sandbox.Recorder, image st
 	if got := record(); !got.LastUsed.Equal(at) || !slices.Equal(got.Network, narrowed) || got.Owner != s.Owner {
 		t.Errorf("record after Touch and SetNetwork: last used %v, network %v, owner %q; want %v, %v, %q",
 			got.LastUsed, got.Network, got.Owner, at, narrowed, s.Owner)
+	}
+	end := time.Now().Add(10 * time.Minute).UTC().Truncate(time.Millisecond)
+	if err := r.SetDeadline(ctx, id, end); err != nil {
+		t.Fatalf("SetDeadline: %v", err)
+	}
+	if got := record(); !got.Deadline.Equal(end) || !got.LastUsed.Equal(at) {
+		t.Errorf("record after SetDeadline: deadline %v, last used %v; want %v, %v", got.Deadline, got.LastUsed, end, at)
+	}
+	s.ID = id
+	if _, err := p.Recreate(ctx, s); err != nil {
+		t.Fatalf("Recreate: %v", err)
+	}
+	if got := record(); !got.Deadline.Equal(end) || !sameCreation(got, s) {
+		t.Errorf("record after Recreate: deadline %v, template %q, metadata %v; want %v, %q, %v", got.Deadline, got.Template, got.Metadata, end, s.Template, s.Metadata)
+	}
+	if err := r.SetDeadline(ctx, id, time.Time{}); err != nil {
+		t.Fatalf("SetDeadline(none): %v", err)
+	}
+	if got := record(); !got.Deadline.IsZero() {
+		t.Errorf("deadline after SetDeadline(none) = %v, want none", got.Deadline)
 	}
 	if err := r.SetNetwork(ctx, id, nil); err != nil {
 		t.Fatalf("SetNetwork(none): %v", err)
@@ -145,6 +166,9 @@ func testRecorder(t *testing.T, p sandbox.Provider, r sandbox.Recorder, image st
 	if err := r.SetNetwork(ctx, id, narrowed); !errors.Is(err, sandbox.ErrNotFound) {
 		t.Errorf("SetNetwork after Remove: err = %v, want ErrNotFound", err)
 	}
+	if err := r.SetDeadline(ctx, id, end); !errors.Is(err, sandbox.ErrNotFound) {
+		t.Errorf("SetDeadline after Remove: err = %v, want ErrNotFound", err)
+	}
 }
 
 // testRecreate writes a file through the runner, recreates the sandbox
@@ -160,11 +184,11 @@ func testRecreate(t *testing.T, p sandbox.Provider, image string) {
 	if err != nil {
 		t.Fatalf("Recreate(%s): %v", s.ID, err)
 	}
-	if again.ID() != sb.ID() || again.Info().Owner != s.Owner || again.Info().Client != s.Client {
+	if again.ID() != sb.ID() || again.Info().Owner != s.Owner || again.Info().Client != s.Client || !sameCreation(again.Info(), s) {
 		t.Errorf("Recreate gave %+v, want sandbox %s of owner %s, client %s", again.Info(), sb.ID(), s.Owner, s.Client)
 	}
-	if ids := listIDs(t, p, sandbox.Filter{Owner: s.Owner, Client: s.Client}); !slices.Equal(ids, []string{sb.ID()}) {
-		t.Errorf("List(owner, client) after Recreate = %v, want [%s]", ids, sb.ID())
+	if infos, err := p.List(ctx, sandbox.Filter{Owner: s.Owner, Client: s.Client}); err != nil || len(infos) != 1 || infos[0].ID != sb.ID() || !sameCreation(infos[0], s) {
+		t.Errorf("List(owner, client) after Recreate = %+v, %v; want [%s] with template %q, metadata %v", infos, err, sb.ID(), s.Template, s.Metadata)
 	}
 	var got protocol.ReadResult
 	call(t, again, protocol.OpFileRead, protocol.ReadRequest{Path: "/workspace/kept.txt"}, &got)
@@ -209,6 +233,9 @@ func testLifecycle(t *testing.T, p sandbox.Provider, image string) {
 	if !info.ExpiresAt.Equal(s.ExpiresAt) {
 		t.Errorf("Info().ExpiresAt = %v, want %v", info.ExpiresAt, s.ExpiresAt)
 	}
+	if !sameCreation(info, s) {
+		t.Errorf("Info() template %q, metadata %v; want %q, %v", info.Template, info.Metadata, s.Template, s.Metadata)
+	}
 	if info.CreatedAt.Before(before.Add(-time.Second)) || info.CreatedAt.After(time.Now().Add(time.Second)) {
 		t.Errorf("Info().CreatedAt = %v, want about %v", info.CreatedAt, before)
 	}
@@ -218,7 +245,7 @@ func testLifecycle(t *testing.T, p sandbox.Provider, image string) {
 		t.Fatalf("Get(%s): %v", id, err)
 	}
 	if gi := got.Info(); gi.ID != id || gi.Owner != s.Owner || gi.Session != s.Session || gi.Client != s.Client || !gi.ExpiresAt.Equal(s.ExpiresAt) ||
-		gi.Tenant != s.Tenant || !slices.Equal(gi.Network, s.Network) || gi.Pool != s.Pool {
+		gi.Tenant != s.Tenant || !slices.Equal(gi.Network, s.Network) || gi.Pool != s.Pool || !sameCreation(gi, s) {
 		t.Errorf("Get(%s).Info() = %+v, want the created sandbox %+v", id, gi, info)
 	}
 	dial(t, got)
@@ -230,8 +257,8 @@ func testLifecycle(t *testing.T, p sandbox.Provider, image string) {
 			t.Errorf("List(%+v) = %v, want [%s]", f, ids, id)
 		}
 	}
-	if infos, err := p.List(ctx, sandbox.Filter{ID: id}); err != nil || len(infos) != 1 || infos[0].Client != s.Client {
-		t.Errorf("List(ID %s) = %+v, %v; want the sandbox of client %s", id, infos, err, s.Client)
+	if infos, err := p.List(ctx, sandbox.Filter{ID: id}); err != nil || len(infos) != 1 || infos[0].Client != s.Client || !sameCreation(infos[0], s) {
+		t.Errorf("List(ID %s) = %+v, %v; want the sandbox of client %s, template %q, metadata %v", id, infos, err, s.Client, s.Template, s.Metadata)
 	}
 	assertNone(t, p, sandbox.Filter{Owner: s.Owner, Client: "other-" + s.Client})
 	assertNone(t, p, sandbox.Filter{Owner: "other-" + s.Owner})
@@ -282,7 +309,16 @@ func spec(image string) sandbox.Spec {
 		Network:   []string{"example.com:443", "*.example.org"},
 		ExpiresAt: time.Now().Add(time.Hour).UTC().Truncate(time.Second),
 		Pool:      "pool-" + randomHex(4),
+		Template:  "template-" + randomHex(4),
+		// Characters a label or annotation value, or a comma-joined list,
+		// could mangle.
+		Metadata: map[string]string{"user": "ada", "k/with spaces.é": `v=1, "quoted"; ünïcode`},
 	}
+}
+
+// sameCreation reports whether info keeps s's template and metadata.
+func sameCreation(info sandbox.Info, s sandbox.Spec) bool {
+	return info.Template == s.Template && maps.Equal(info.Metadata, s.Metadata)
 }
 
 // create makes a sandbox and removes it when t ends (if still there).

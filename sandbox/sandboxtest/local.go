@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -42,6 +43,7 @@ type Local struct {
 	boxes   map[string]*localBox
 	used    map[string]time.Time // Touch
 	network map[string][]string  // SetNetwork
+	ends    map[string]time.Time // SetDeadline
 }
 
 // localBox is one sandbox: its directory and its current runner process.
@@ -76,7 +78,7 @@ func NewLocal(t testing.TB, images ...string) *Local {
 		t.Fatal(err)
 	}
 	l := &Local{runner: RunnerBinary(t), root: root, images: images, boxes: map[string]*localBox{},
-		used: map[string]time.Time{}, network: map[string][]string{}}
+		used: map[string]time.Time{}, network: map[string][]string{}, ends: map[string]time.Time{}}
 	t.Cleanup(func() {
 		for _, id := range l.ids() {
 			_ = l.Remove(context.Background(), id)
@@ -119,7 +121,7 @@ func (l *Local) Create(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox,
 		spec.ExpiresAt = now.Add(spec.Limits.WithDefaults().MaxLifetime)
 	}
 	info := sandbox.Info{ID: spec.ID, Image: spec.Image, Owner: spec.Owner, Session: spec.Session, Client: spec.Client, Tenant: spec.Tenant, Network: spec.Network, Pool: spec.Pool,
-		CreatedAt: now, ExpiresAt: spec.ExpiresAt, State: "starting", WorkspaceDurable: true}
+		CreatedAt: now, ExpiresAt: spec.ExpiresAt, State: "starting", WorkspaceDurable: true, Template: spec.Template, Metadata: maps.Clone(spec.Metadata)}
 	starting := &localBox{dir: dir, info: info}
 	l.boxes[spec.ID] = starting
 	l.mu.Unlock()
@@ -193,11 +195,11 @@ func (l *Local) List(_ context.Context, f sandbox.Filter) ([]sandbox.Info, error
 }
 
 // record returns info with what was recorded for sandbox id since it
-// was created (Touch, SetNetwork).
+// was created (Touch, SetNetwork, SetDeadline).
 func (l *Local) record(id string, info sandbox.Info) sandbox.Info {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	info.LastUsed = l.used[id]
+	info.LastUsed, info.Deadline = l.used[id], l.ends[id]
 	if n, ok := l.network[id]; ok {
 		info.Network = n
 	}
@@ -227,6 +229,21 @@ func (l *Local) SetNetwork(_ context.Context, id string, rules []string) error {
 	return nil
 }
 
+// SetDeadline implements sandbox.Recorder.
+func (l *Local) SetDeadline(_ context.Context, id string, at time.Time) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.boxes[id] == nil {
+		return fmt.Errorf("set deadline of sandbox %s: %w", id, sandbox.ErrNotFound)
+	}
+	if at.IsZero() {
+		delete(l.ends, id)
+	} else {
+		l.ends[id] = at.UTC()
+	}
+	return nil
+}
+
 // Remove stops the runner (and, through its shutdown, what it started)
 // and deletes the sandbox's directory.
 func (l *Local) Remove(_ context.Context, id string) error {
@@ -235,6 +252,7 @@ func (l *Local) Remove(_ context.Context, id string) error {
 	delete(l.boxes, id)
 	delete(l.used, id)
 	delete(l.network, id)
+	delete(l.ends, id)
 	l.mu.Unlock()
 	if b == nil {
 		return fmt.Errorf("remove sandbox %s: %w", id, sandbox.ErrNotFound)
