@@ -28,11 +28,12 @@ type box struct {
 	// plane); adopted boxes know only the owner's digest.
 	creator audit.Principal
 	// deadline, when not zero, is an earlier end (unix nanoseconds) its
-	// owner set (the E2B API's timeout); see setDeadline.
-	deadline atomic.Int64
-	expiry   *time.Timer // runs at the deadline; guarded by mu
-	// e2b is what the E2B API keeps about it (nil for other sandboxes).
-	e2b e2bMetaRef
+	// owner set (the E2B API's timeout); see setDeadline and deadline.go.
+	// deadlineWritten is when this replicated gateway last wrote it to
+	// the record.
+	deadline        atomic.Int64
+	deadlineWritten atomic.Int64
+	expiry          *time.Timer // runs at the deadline; guarded by mu
 
 	lastUsed atomic.Int64 // unix nanoseconds
 	inUse    atomic.Int32 // calls in flight; the idle sweeper leaves busy boxes alone
@@ -87,20 +88,25 @@ func (b *box) endAt() time.Time {
 	return b.expires
 }
 
-// setDeadline makes the sandbox end at t, or at the end of its maximum
-// lifetime if that is earlier, and runs expire then (the sweep would
-// find it up to half a minute late, and E2B clients set timeouts of
-// seconds). It returns when the sandbox will end. The deadline lives in
-// this gateway's memory: a restarted gateway (or another replica) knows
-// only the maximum lifetime.
+// setDeadline makes the sandbox end at t (zero: at the end of its
+// maximum lifetime), or at the end of its maximum lifetime if that is
+// earlier, and runs expire then (the sweep would find it up to half a
+// minute late, and E2B clients set timeouts of seconds). It returns when
+// the sandbox will end. It only arms the timer: sandboxes.setDeadline
+// keeps the deadline where a restarted gateway or a replica reads it.
 func (b *box) setDeadline(t time.Time, expire func()) time.Time {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.deadline.Store(t.UnixNano())
-	end := b.endAt()
 	if b.expiry != nil {
 		b.expiry.Stop()
+		b.expiry = nil
 	}
+	if t.IsZero() {
+		b.deadline.Store(0)
+		return b.endAt() // the sweep ends it at its maximum lifetime
+	}
+	b.deadline.Store(t.UnixNano())
+	end := b.endAt()
 	b.expiry = time.AfterFunc(time.Until(end), expire)
 	return end
 }

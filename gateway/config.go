@@ -255,5 +255,8 @@ func (c Config) ClaimDir() string { return filepath.Join(c.VarDir, "claims") }
 // NetworkDir keeps allowlists changed with sandbox_network (netstate.go).
 func (c Config) NetworkDir() string { return filepath.Join(c.VarDir, "network") }
 
+// DeadlineDir keeps the ends E2B clients set on sandboxes (deadline.go).
+func (c Config) DeadlineDir() string { return filepath.Join(c.VarDir, "deadline") }
+
 // SocketDir is where per-sandbox socket directories are made.
 func (c Config) SocketDir() string { return filepath.Join(c.VarDir, "sockets") }

@@ -118,7 +118,8 @@ func (m *sandboxes) replace(ctx context.Context, b *box, gen int, p Principal, w
 
 	start := time.Now()
 	spec := sandbox.Spec{ID: b.id(), Image: old.Image, Limits: m.cfg.Limits, Owner: b.owner, Session: b.session,
-		Client: b.clientKey, Tenant: b.tenant, Network: b.gate.Allow().Strings(), ExpiresAt: b.expires}
+		Client: b.clientKey, Tenant: b.tenant, Network: b.gate.Allow().Strings(), ExpiresAt: b.expires,
+		Template: old.Template, Metadata: old.Metadata}
 	m.metrics.RunnerDeaths.Inc()
 	sb, err := m.provider.Recreate(context.WithoutCancel(ctx), spec)
 	m.counted(metrics.StartReplace, start, err)

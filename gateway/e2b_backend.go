@@ -8,7 +8,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/sandgate/sandgate/auth"
@@ -23,15 +22,6 @@ import (
 type e2bBackend struct{ g *Server }
 
 var _ e2b.Backend = e2bBackend{}
-
-// e2bMeta is what the E2B API remembers about a sandbox beyond the
-// gateway's own bookkeeping, in this gateway's memory: the template it
-// was created by and its metadata. A restarted gateway reports the image
-// and no metadata.
-type e2bMeta struct {
-	template string
-	metadata map[string]string
-}
 
 // caller is the principal of a control-plane request; the gateway's
 // authentication in front of the API put it there.
@@ -86,13 +76,18 @@ func (e e2bBackend) Create(ctx context.Context, req e2b.CreateRequest) (e2b.Sand
 				return fmt.Errorf("%w: %v", e2b.ErrInvalid, err)
 			}
 		}
-		b, err := e.g.boxes.create(ctx, p, "", image, allow)
+		// The template and metadata are kept in the provider's record,
+		// the timeout where the allowlist is (deadline.go), so that a
+		// restarted gateway and every replica report them.
+		b, err := e.g.boxes.createBox(ctx, p, newSandbox{image: image, allow: allow, template: cmp.Or(req.Template, "base"), metadata: req.Metadata})
 		if err != nil {
 			return categorize(err)
 		}
-		b.e2b.Store(&e2bMeta{template: cmp.Or(req.Template, "base"), metadata: req.Metadata})
 		if req.Timeout > 0 {
-			e.g.boxes.setDeadline(b, time.Now().Add(req.Timeout))
+			if _, err := e.g.boxes.setDeadline(ctx, b, time.Now().Add(req.Timeout)); err != nil {
+				_ = e.g.boxes.destroy(ctx, b, p, "its timeout could not be kept")
+				return err
+			}
 		}
 		out = e.describe(b, p)
 		return nil
@@ -150,7 +145,9 @@ func (e e2bBackend) SetTimeout(ctx context.Context, id string, timeout time.Dura
 		if err != nil {
 			return err
 		}
-		e.g.boxes.setDeadline(b, time.Now().Add(timeout))
+		if _, err := e.g.boxes.setDeadline(ctx, b, time.Now().Add(timeout)); err != nil {
+			return err
+		}
 		out = e.describe(b, p)
 		return nil
 	})
@@ -218,13 +215,11 @@ func (e e2bBackend) ownedAll(ctx context.Context, p Principal) ([]*box, error) {
 func (e e2bBackend) describe(b *box, p Principal) e2b.Sandbox {
 	inf := b.info()
 	l := e.g.cfg.Limits
-	s := e2b.Sandbox{ID: b.id(), Template: inf.Image, Image: inf.Image, StartedAt: inf.CreatedAt, EndAt: b.endAt(),
-		CPUCount: l.CPUs, MemoryMB: l.MemoryBytes >> 20, DiskMB: l.WorkspaceBytes >> 20,
+	// A sandbox made otherwise than by the E2B API has no template: its
+	// image stands for one.
+	return e2b.Sandbox{ID: b.id(), Template: cmp.Or(inf.Template, inf.Image), Image: inf.Image, StartedAt: inf.CreatedAt, EndAt: b.endAt(),
+		CPUCount: l.CPUs, MemoryMB: l.MemoryBytes >> 20, DiskMB: l.WorkspaceBytes >> 20, Metadata: maps.Clone(inf.Metadata),
 		Allow: b.gate.Allow().Strings(), AccessToken: e.g.accessToken(b, p.Scopes)}
-	if m := b.e2b.Load(); m != nil {
-		s.Template, s.Metadata = m.template, m.metadata
-	}
-	return s
 }
 
 // Open finds the sandbox a data-plane request names and checks its
@@ -275,6 +270,3 @@ func categorize(err error) error {
 	}
 	return err
 }
-
-// e2bMetaRef holds a box's e2bMeta; see box.e2b.
-type e2bMetaRef = atomic.Pointer[e2bMeta]

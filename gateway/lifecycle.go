@@ -32,6 +32,9 @@ func (m *sandboxes) sweep(ctx context.Context, now time.Time, endSession func(id
 		if reason == "idle" && m.replicated() && b.session == "" && m.usedElsewhere(ctx, b, now) {
 			continue
 		}
+		if reason == reasonDeadline && m.replicated() && m.deadlineMoved(ctx, b, now) {
+			continue
+		}
 		if b.session != "" {
 			endSession(b.session, reason)
 			continue
@@ -39,21 +42,6 @@ func (m *sandboxes) sweep(ctx context.Context, now time.Time, endSession func(id
 		_ = m.destroy(ctx, b, ownerOnly(b), reason)
 	}
 }
-
-// setDeadline makes b end at t (box.setDeadline) and removes it then.
-func (m *sandboxes) setDeadline(b *box, t time.Time) time.Time {
-	return b.setDeadline(t, func() {
-		if time.Now().Before(b.endAt()) || b.isGone() {
-			return // extended since, or gone already
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		_ = m.destroy(ctx, b, ownerOnly(b), reasonDeadline)
-	})
-}
-
-// reasonDeadline is why a sandbox whose owner's timeout passed was removed.
-const reasonDeadline = "timeout set by its owner"
 
 // reconcile runs at start. Session-bound containers died with the process
 // that held their sessions, and expired ones are due anyway: both are
@@ -74,6 +62,7 @@ func (m *sandboxes) reconcile(ctx context.Context) error {
 	}
 	m.dropStaleAllows(infos)
 	m.dropStaleClaims(infos)
+	m.dropStaleDeadlines(infos)
 	now := time.Now()
 	for _, info := range infos {
 		if info.Pool != "" {
@@ -97,7 +86,8 @@ func (m *sandboxes) reconcile(ctx context.Context) error {
 }
 
 // adopt takes over a sessionless sandbox a previous gateway made, with
-// its tenant and its allowlist (the one last set, see netstate.go). A
+// its tenant, its allowlist (the one last set, see netstate.go) and the
+// deadline its owner set (deadline.go). A
 // client's default stays its default: infos come oldest first, and the
 // oldest of a client's defaults is the one kept (see defaultbox.go).
 func (m *sandboxes) adopt(ctx context.Context, info sandbox.Info) {
@@ -135,6 +125,16 @@ func (m *sandboxes) adoptee(ctx context.Context, info sandbox.Info) (*box, bool)
 		list = changed
 	}
 	m.wire(b, audit.Principal{Issuer: "sandgate", Subject: "owner:" + info.Owner, Tenant: info.Tenant}, m.parseAllow(info.ID, list))
+	deadline := info.Deadline // the record's, for a replicated gateway
+	if !m.replicated() {
+		var err error
+		if deadline, err = m.loadDeadline(info.ID); err != nil {
+			m.log.Warn("read a sandbox's timeout; it lives until its maximum lifetime", "sandbox_id", info.ID, "error", err)
+		}
+	}
+	if !deadline.IsZero() {
+		b.deadline.Store(deadline.UnixNano()) // armed once tracked (adopted)
+	}
 	return b, running
 }
 
@@ -149,11 +149,15 @@ func (m *sandboxes) parseAllow(id string, list []string) policy.Rules {
 	return allow
 }
 
-// adopted logs the adoption of b and, if its runner runs, brings up its
-// egress session: its background processes may be using the network
-// already, and should not wait for the owner's next call.
+// adopted logs the adoption of b, arms its deadline and, if its runner
+// runs, brings up its egress session: its background processes may be
+// using the network already, and should not wait for the owner's next
+// call.
 func (m *sandboxes) adopted(b *box, info sandbox.Info, running bool) {
 	m.log.Info("adopted sandbox", "sandbox_id", info.ID, "state", info.State)
+	if d := deadlineOf(b); !d.IsZero() {
+		m.armDeadline(b, d) // one already past removes it now
+	}
 	if running {
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), protocol.HandshakeTimeout)
@@ -212,6 +216,7 @@ func (m *sandboxes) removeOrphan(ctx context.Context, info sandbox.Info, why str
 	}
 	m.dropAllow(info.ID)
 	m.dropClaim(info.ID)
+	m.dropDeadline(info.ID)
 	m.log.Info("removed "+why+" sandbox", "sandbox_id", info.ID, "session_id", info.Session, "state", info.State)
 }
 

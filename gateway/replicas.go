@@ -57,6 +57,11 @@ import (
 //     Should the takeover fail (the answer says so), the others apply the
 //     new list at their next reconciliation, within ReconcileInterval,
 //     which brings every tracked box's allowlist up to date.
+//   - The timeout an E2B client set is written to the record
+//     (Recorder.SetDeadline), not to VAR/deadline. A replica that looks
+//     the sandbox up arms it, reconciliation brings tracked boxes' up to
+//     date and removes untracked sandboxes past it, and a replica reads
+//     the record again before it removes a box for it (deadline.go).
 //   - Shutdown leaves sessionless sandboxes to the other replicas.
 //   - The warm pool is refused (ErrPoolReplicated), and each replica
 //     writes its own audit log under its own VAR.
@@ -102,7 +107,7 @@ func (m *sandboxes) lookupAs(ctx context.Context, caller, session, id string) (*
 	if err != nil {
 		return nil, err
 	}
-	if info.Owner == "" || info.Pool != "" || !info.ExpiresAt.After(time.Now()) || !sessionAllows(info.Owner, info.Session, caller, session) {
+	if info.Owner == "" || info.Pool != "" || ended(info, time.Now()) || !sessionAllows(info.Owner, info.Session, caller, session) {
 		return nil, notFound
 	}
 	b, running := m.adoptee(ctx, info)
@@ -248,6 +253,8 @@ func (m *sandboxes) due(info sandbox.Info, now time.Time) string {
 		return "pooled" // replicas have no pool (ErrPoolReplicated)
 	case info.Owner != "" && !info.ExpiresAt.IsZero() && now.After(info.ExpiresAt):
 		return "expired"
+	case info.Owner != "" && !info.Deadline.IsZero() && now.After(info.Deadline):
+		return "timed out" // its owner's deadline (deadline.go)
 	case info.Owner != "" && now.Sub(lastUse(info)) > m.cfg.Limits.IdleTTL+m.touchEvery:
 		return "idle"
 	}
@@ -269,9 +276,10 @@ func (m *sandboxes) removeDue(ctx context.Context, infos []sandbox.Info, now tim
 
 // reconcileShared is reconcileTracked of a replicated gateway. It
 // finishes its own failed removals, forgets boxes whose record is gone
-// (another replica removed them), brings tracked boxes' allowlists up to
-// date, and removes untracked sandboxes that are due. It never removes a
-// sandbox for being untracked: another replica may use it.
+// (another replica removed them), brings tracked boxes' allowlists and
+// deadlines up to date, and removes untracked sandboxes that are due. It
+// never removes a sandbox for being untracked: another replica may use
+// it.
 func (m *sandboxes) reconcileShared(ctx context.Context, now time.Time) {
 	before := m.matching(func(*box) bool { return true }) // tracked before the list: their records exist
 	listedAt := time.Now()
@@ -293,6 +301,7 @@ func (m *sandboxes) reconcileShared(ctx context.Context, now time.Time) {
 			}
 		case b != nil:
 			m.syncNetwork(b, info.Network, listedAt)
+			m.syncDeadline(b, info.Deadline, listedAt)
 		}
 	}
 	m.removeDue(ctx, infos, now)

@@ -159,6 +159,10 @@ type newSandbox struct {
 	client  string // defaultKey of the client whose default it is, or ""
 	image   string
 	allow   policy.Rules
+	// template and metadata are what an E2B client created it with
+	// (sandbox.Spec.Template, Metadata); kept in the provider's record.
+	template string
+	metadata map[string]string
 }
 
 // createBox is create of a sandbox that may be a client's default.
@@ -173,7 +177,8 @@ func (m *sandboxes) createBox(ctx context.Context, p Principal, n newSandbox) (*
 	// The id is chosen here, not by the provider, so that reconciliation
 	// knows the container being made is ours before Create returns.
 	spec := sandbox.Spec{ID: newSandboxID(), Image: image, Limits: m.cfg.Limits, Owner: p.Digest(), Session: session,
-		Client: n.client, Tenant: p.Tenant, Network: allow.Strings(), ExpiresAt: now.Add(m.cfg.Limits.MaxLifetime)}
+		Client: n.client, Tenant: p.Tenant, Network: allow.Strings(), ExpiresAt: now.Add(m.cfg.Limits.MaxLifetime),
+		Template: n.template, Metadata: n.metadata}
 	m.setPending(spec.ID, true)
 	defer m.setPending(spec.ID, false)
 	sb, source, err := m.startSandbox(ctx, spec)
@@ -314,6 +319,7 @@ func (m *sandboxes) remove(ctx context.Context, b *box) error {
 	if err == nil {
 		m.dropAllow(b.id())
 		m.dropClaim(b.id())
+		m.dropDeadline(b.id())
 		m.mu.Lock()
 		if m.byID[b.id()] == b {
 			delete(m.byID, b.id())

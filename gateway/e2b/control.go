@@ -135,6 +135,8 @@ func (a *API) create(w http.ResponseWriter, r *http.Request) {
 		problem = "volumes are not supported: each sandbox has its own /workspace"
 	case len(body.MCP) > 0 && string(body.MCP) != "null":
 		problem = "an MCP gateway inside the sandbox is not supported: Sandgate itself serves MCP at /mcp"
+	default:
+		problem = checkMetadata(body.Metadata)
 	}
 	if problem != "" {
 		replyErrorStatus(w, http.StatusBadRequest, problem)

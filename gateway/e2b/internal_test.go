@@ -1,7 +1,9 @@
 package e2b
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,5 +84,33 @@ func TestEntryInfoMode(t *testing.T) {
 		if e.GetMode() != tc.mode || e.GetPermissions() != tc.perms || e.GetType() != tc.typ {
 			t.Errorf("%s: mode %o %q type %v, want %o %q %v", tc.f.Type, e.GetMode(), e.GetPermissions(), e.GetType(), tc.mode, tc.perms, tc.typ)
 		}
+	}
+}
+
+func TestCheckMetadata(t *testing.T) {
+	t.Parallel()
+	many := map[string]string{}
+	for i := range MaxMetadataKeys + 1 {
+		many[fmt.Sprint("k", i)] = "v"
+	}
+	for _, tc := range []struct {
+		name     string
+		metadata map[string]string
+		want     string // a part of the problem; "" for none
+	}{
+		{"none", nil, ""},
+		{"some", map[string]string{"user": "ada", "k/é x": `v=1, "q"`}, ""},
+		{"longest key and value", map[string]string{strings.Repeat("k", MaxMetadataKey): strings.Repeat("v", MaxMetadataValue)}, ""},
+		{"too many keys", many, "at most 32"},
+		{"empty key", map[string]string{"": "v"}, "empty key"},
+		{"long key", map[string]string{strings.Repeat("k", MaxMetadataKey+1): "v"}, "at most 64 bytes"},
+		{"long value", map[string]string{"k": strings.Repeat("v", MaxMetadataValue+1)}, "at most 512 bytes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := checkMetadata(tc.metadata)
+			if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
+				t.Errorf("checkMetadata = %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

@@ -1,0 +1,168 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/sandgate/sandgate/sandbox"
+)
+
+// Deadlines: the end an E2B client set on a sandbox (its timeout,
+// box.deadline), earlier than its maximum lifetime. Labels cannot change
+// on a running container, so, as a changed allowlist (netstate.go), it
+// is kept in a file per sandbox under Config.DeadlineDir for a single
+// gateway, which a restarted gateway reads when it adopts the sandbox,
+// and in the provider's record (Recorder.SetDeadline) for replicated
+// gateways, where every replica reads it: the one that looks the sandbox
+// up, and reconciliation, which brings tracked boxes' deadlines up to
+// date and removes an untracked sandbox whose deadline passed (due).
+// A replica re-reads the record before it removes a box for its
+// deadline, since another may have extended it since.
+
+// reasonDeadline is why a sandbox whose owner's timeout passed was removed.
+const reasonDeadline = "timeout set by its owner"
+
+// setDeadline saves t as b's end, then makes b end then (armDeadline),
+// and returns when b will end. Saved first: a timeout the client was
+// told about survives a restart.
+func (m *sandboxes) setDeadline(ctx context.Context, b *box, t time.Time) (time.Time, error) {
+	if err := m.saveDeadline(ctx, b.id(), t); err != nil {
+		return time.Time{}, fmt.Errorf("keep the sandbox's timeout: %w", err)
+	}
+	return m.armDeadline(b, t), nil
+}
+
+// saveDeadline records t as id's deadline: in the record for a
+// replicated gateway, else in a file.
+func (m *sandboxes) saveDeadline(ctx context.Context, id string, t time.Time) error {
+	if m.replicated() {
+		ctx, cancel := context.WithTimeout(ctx, recordTimeout)
+		defer cancel()
+		err := m.rec.SetDeadline(ctx, id, t)
+		m.mu.Lock()
+		b := m.byID[id]
+		m.mu.Unlock()
+		if b != nil {
+			b.deadlineWritten.Store(time.Now().UnixNano()) // even on error: the write may have landed
+		}
+		return err
+	}
+	return writeDurable(m.cfg.DeadlineDir(), m.deadlinePath(id), []byte(t.UTC().Format(time.RFC3339Nano)))
+}
+
+// armDeadline makes b end at t (box.setDeadline; zero: at its maximum
+// lifetime) and removes it then.
+func (m *sandboxes) armDeadline(b *box, t time.Time) time.Time {
+	return b.setDeadline(t, func() { m.expire(b) })
+}
+
+// expire removes b once its deadline passed, unless it was extended: by
+// this gateway since the timer was set, or by another replica (its
+// record says a later one, which b then gets).
+func (m *sandboxes) expire(b *box) {
+	if time.Now().Before(b.endAt()) || b.isGone() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if m.replicated() && m.deadlineMoved(ctx, b, time.Now()) {
+		return
+	}
+	_ = m.destroy(ctx, b, ownerOnly(b), reasonDeadline)
+}
+
+// deadlineMoved reports whether b, whose deadline passed here, must be
+// spared: its record holds a later deadline (or none), which b gets, or
+// the record cannot be read (the sweep retries). A box whose record is
+// gone was removed elsewhere: it is forgotten, and spared.
+func (m *sandboxes) deadlineMoved(ctx context.Context, b *box, now time.Time) bool {
+	info, err := m.record(ctx, b.id())
+	switch {
+	case isNotFound(err):
+		m.forget(b)
+		return true
+	case err != nil:
+		m.log.Warn("read a timed-out sandbox's deadline; keeping it until the next sweep", "sandbox_id", b.id(), "error", err)
+		return true
+	case !info.Deadline.IsZero() && !info.Deadline.After(now):
+		return false
+	}
+	m.armDeadline(b, info.Deadline)
+	m.log.Info("sandbox's timeout extended by another replica", "sandbox_id", b.id(), "deadline", info.Deadline)
+	return true
+}
+
+// syncDeadline gives b the deadline d, read from a record at listedAt or
+// later, unless this gateway set b's deadline since listedAt (d may
+// predate that).
+func (m *sandboxes) syncDeadline(b *box, d time.Time, listedAt time.Time) {
+	if time.Unix(0, b.deadlineWritten.Load()).After(listedAt) || deadlineOf(b).Equal(d) {
+		return
+	}
+	m.armDeadline(b, d)
+	m.log.Info("sandbox's timeout changed by another replica", "sandbox_id", b.id(), "deadline", d)
+}
+
+// deadlineOf is b's deadline, zero for none.
+func deadlineOf(b *box) time.Time {
+	if d := b.deadline.Load(); d != 0 {
+		return time.Unix(0, d)
+	}
+	return time.Time{}
+}
+
+// ended reports whether the sandbox info describes is past its maximum
+// lifetime or its owner's deadline.
+func ended(info sandbox.Info, now time.Time) bool {
+	return !info.ExpiresAt.After(now) || !info.Deadline.IsZero() && !info.Deadline.After(now)
+}
+
+// loadDeadline returns the deadline saved for id, zero if none was.
+func (m *sandboxes) loadDeadline(id string) (time.Time, error) {
+	data, err := os.ReadFile(m.deadlinePath(id))
+	if errors.Is(err, os.ErrNotExist) {
+		return time.Time{}, nil
+	}
+	if err != nil {
+		return time.Time{}, err
+	}
+	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(data)))
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%s: %w", m.deadlinePath(id), err)
+	}
+	return t, nil
+}
+
+// dropDeadline forgets id's deadline once the sandbox is gone.
+func (m *sandboxes) dropDeadline(id string) {
+	if err := os.Remove(m.deadlinePath(id)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		m.log.Warn("remove a sandbox's deadline", "sandbox_id", id, "error", err)
+	}
+}
+
+// dropStaleDeadlines removes the files of sandboxes that no longer exist.
+func (m *sandboxes) dropStaleDeadlines(live []sandbox.Info) {
+	names, err := filepath.Glob(filepath.Join(m.cfg.DeadlineDir(), "*"))
+	if err != nil {
+		return
+	}
+	keep := map[string]bool{}
+	for _, info := range live {
+		keep[m.deadlinePath(info.ID)] = true
+	}
+	for _, name := range names {
+		if !keep[name] {
+			_ = os.Remove(name)
+		}
+	}
+}
+
+// deadlinePath is id's file; Base keeps a damaged id inside the directory.
+func (m *sandboxes) deadlinePath(id string) string {
+	return filepath.Join(m.cfg.DeadlineDir(), filepath.Base(id))
+}
