@@ -85,10 +85,11 @@ type e2bCreated struct {
 }
 
 type e2bListed struct {
-	SandboxID string            `json:"sandboxID"`
-	EndAt     time.Time         `json:"endAt"`
-	Metadata  map[string]string `json:"metadata"`
-	Network   struct {
+	SandboxID  string            `json:"sandboxID"`
+	TemplateID string            `json:"templateID"`
+	EndAt      time.Time         `json:"endAt"`
+	Metadata   map[string]string `json:"metadata"`
+	Network    struct {
 		AllowOut []string `json:"allowOut"`
 	} `json:"network"`
 }
@@ -154,6 +155,7 @@ func TestLocalE2BControlPlane(t *testing.T) {
 		{"template build", "POST", "/v3/templates", a, nil, 400, "templates"},
 		{"unknown template", "POST", "/v2/sandboxes", a, map[string]any{"templateID": "nope"}, 400, "code-interpreter-v1"},
 		{"env at create", "POST", "/v2/sandboxes", a, map[string]any{"envVars": map[string]string{"A": "1"}}, 400, "envs to each command"},
+		{"metadata too long", "POST", "/v2/sandboxes", a, map[string]any{"metadata": map[string]string{"k": strings.Repeat("v", 513)}}, 400, "at most 512 bytes"},
 		{"deny list", "PUT", "/sandboxes/" + id + "/network", a, map[string]any{"denyOut": []string{"10.0.0.0/8"}}, 400, "denyOut"},
 		{"network beyond ceiling", "PUT", "/sandboxes/" + id + "/network", a, map[string]any{"allowOut": []string{"example.com"}}, 400, "operator allows"},
 		{"kill as another tenant", "DELETE", "/sandboxes/" + id, b, nil, 404, "not found"},
