@@ -69,8 +69,9 @@ type Config struct {
 	// sandboxes (several gateways of one Kubernetes instance). The
 	// gateway then keeps nothing about a sandbox that another replica
 	// needs in its own memory or files: it finds sandboxes it does not
-	// know in the provider, counts quotas there, records uses and
-	// allowlists there (the provider must be a sandbox.Recorder), removes
+	// know in the provider, counts quotas there, records uses,
+	// allowlists and E2B timeouts there (the provider must be a
+	// sandbox.Recorder), removes
 	// only what is due whoever holds it, and leaves sessionless sandboxes
 	// running when it shuts down. See replicas.go.
 	Replicated bool

@@ -18,8 +18,9 @@
 //     Secret for long. Its data is immutable, so kubelets do not watch
 //     it; its annotations are where gateway replicas record what changes
 //     after creation (sandbox.Recorder, record.go): the last use, which
-//     keeps another replica from removing the sandbox as idle, and the
-//     egress allowlist last set, which every replica applies.
+//     keeps another replica from removing the sandbox as idle, the
+//     egress allowlist last set, which every replica applies, and the
+//     end its owner set (an E2B timeout), which every replica enforces.
 //   - the pod (see Pod for every field and why).
 //
 // Both carry the same labels and annotations (labels.go), from which any
