@@ -2,10 +2,8 @@ package gateway
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/sandgate/sandgate/sandbox"
@@ -59,7 +57,7 @@ func (m *sandboxes) saveClaim(id string, c claim) error {
 	if err != nil {
 		return err
 	}
-	if err := writeDurable(m.cfg.ClaimDir(), m.claimPath(id), data); err != nil {
+	if err := m.claimFiles().save(id, data); err != nil {
 		return fmt.Errorf("record the claim of pooled sandbox %s: %w", id, err)
 	}
 	return nil
@@ -68,8 +66,8 @@ func (m *sandboxes) saveClaim(id string, c claim) error {
 // loadClaim returns sandbox id's claim, if it has one.
 func (m *sandboxes) loadClaim(id string) (claim, bool, error) {
 	var c claim
-	data, err := os.ReadFile(m.claimPath(id))
-	if errors.Is(err, os.ErrNotExist) {
+	data, ok, err := m.claimFiles().load(id)
+	if !ok && err == nil {
 		return c, false, nil
 	}
 	if err == nil {
@@ -81,36 +79,11 @@ func (m *sandboxes) loadClaim(id string) (claim, bool, error) {
 	return c, true, nil
 }
 
-// dropClaim forgets id's claim once the sandbox is gone.
-func (m *sandboxes) dropClaim(id string) {
-	if err := os.Remove(m.claimPath(id)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		m.log.Warn("remove a pooled sandbox's claim record", "sandbox_id", id, "error", err)
-	}
-}
-
 // dropStaleClaims removes the records of pooled containers that no longer
 // exist (or were replaced by a container with labels of their own).
 func (m *sandboxes) dropStaleClaims(live []sandbox.Info) {
-	names, err := filepath.Glob(filepath.Join(m.cfg.ClaimDir(), "*.json"))
-	if err != nil {
-		return
-	}
-	keep := map[string]bool{}
-	for _, info := range live {
-		if info.Pool != "" {
-			keep[m.claimPath(info.ID)] = true
-		}
-	}
-	for _, name := range names {
-		if !keep[name] {
-			_ = os.Remove(name)
-		}
-	}
-}
-
-// claimPath is id's record; Base keeps a damaged id inside the directory.
-func (m *sandboxes) claimPath(id string) string {
-	return filepath.Join(m.cfg.ClaimDir(), filepath.Base(id)+".json")
+	pooled := slices.DeleteFunc(slices.Clone(live), func(info sandbox.Info) bool { return info.Pool == "" })
+	m.claimFiles().dropStale(pooled)
 }
 
 // claimed is a pooled sandbox as its owner sees it: the provider's handle

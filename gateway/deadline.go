@@ -2,10 +2,7 @@ package gateway
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -52,7 +49,7 @@ func (m *sandboxes) saveDeadline(ctx context.Context, id string, t time.Time) er
 		}
 		return err
 	}
-	return writeDurable(m.cfg.DeadlineDir(), m.deadlinePath(id), []byte(t.UTC().Format(time.RFC3339Nano)))
+	return m.deadlineFiles().save(id, []byte(t.UTC().Format(time.RFC3339Nano)))
 }
 
 // armDeadline makes b end at t (box.setDeadline; zero: at its maximum
@@ -124,45 +121,13 @@ func ended(info sandbox.Info, now time.Time) bool {
 
 // loadDeadline returns the deadline saved for id, zero if none was.
 func (m *sandboxes) loadDeadline(id string) (time.Time, error) {
-	data, err := os.ReadFile(m.deadlinePath(id))
-	if errors.Is(err, os.ErrNotExist) {
-		return time.Time{}, nil
-	}
-	if err != nil {
+	data, ok, err := m.deadlineFiles().load(id)
+	if !ok {
 		return time.Time{}, err
 	}
 	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(data)))
 	if err != nil {
-		return time.Time{}, fmt.Errorf("%s: %w", m.deadlinePath(id), err)
+		return time.Time{}, fmt.Errorf("%s: %w", m.deadlineFiles().path(id), err)
 	}
 	return t, nil
-}
-
-// dropDeadline forgets id's deadline once the sandbox is gone.
-func (m *sandboxes) dropDeadline(id string) {
-	if err := os.Remove(m.deadlinePath(id)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		m.log.Warn("remove a sandbox's deadline", "sandbox_id", id, "error", err)
-	}
-}
-
-// dropStaleDeadlines removes the files of sandboxes that no longer exist.
-func (m *sandboxes) dropStaleDeadlines(live []sandbox.Info) {
-	names, err := filepath.Glob(filepath.Join(m.cfg.DeadlineDir(), "*"))
-	if err != nil {
-		return
-	}
-	keep := map[string]bool{}
-	for _, info := range live {
-		keep[m.deadlinePath(info.ID)] = true
-	}
-	for _, name := range names {
-		if !keep[name] {
-			_ = os.Remove(name)
-		}
-	}
-}
-
-// deadlinePath is id's file; Base keeps a damaged id inside the directory.
-func (m *sandboxes) deadlinePath(id string) string {
-	return filepath.Join(m.cfg.DeadlineDir(), filepath.Base(id))
 }

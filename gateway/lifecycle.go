@@ -60,9 +60,9 @@ func (m *sandboxes) reconcile(ctx context.Context) error {
 		m.removeDue(ctx, infos, time.Now())
 		return nil
 	}
-	m.dropStaleAllows(infos)
+	m.allowFiles().dropStale(infos)
 	m.dropStaleClaims(infos)
-	m.dropStaleDeadlines(infos)
+	m.deadlineFiles().dropStale(infos)
 	now := time.Now()
 	for _, info := range infos {
 		if info.Pool != "" {
@@ -214,9 +214,9 @@ func (m *sandboxes) removeOrphan(ctx context.Context, info sandbox.Info, why str
 		m.log.Warn("remove "+why+" sandbox", "sandbox_id", info.ID, "error", err)
 		return
 	}
-	m.dropAllow(info.ID)
-	m.dropClaim(info.ID)
-	m.dropDeadline(info.ID)
+	m.allowFiles().drop(info.ID)
+	m.claimFiles().drop(info.ID)
+	m.deadlineFiles().drop(info.ID)
 	m.log.Info("removed "+why+" sandbox", "sandbox_id", info.ID, "session_id", info.Session, "state", info.State)
 }
 

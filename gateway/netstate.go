@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/gateway/egress/policy"
-	"github.com/sandgate/sandgate/sandbox"
 )
 
 // Network allowlists changed with sandbox_network. A sandbox's labels
@@ -96,7 +94,7 @@ func (m *sandboxes) saveAllow(id string, rules policy.Rules) error {
 	if err != nil {
 		return err
 	}
-	if err := writeDurable(m.cfg.NetworkDir(), m.allowPath(id), data); err != nil {
+	if err := m.allowFiles().save(id, data); err != nil {
 		return fmt.Errorf("keep the network allowlist: %w", err)
 	}
 	return nil
@@ -140,47 +138,13 @@ func syncDir(dir string) error {
 
 // loadAllow returns the allowlist last set for id, if one was.
 func (m *sandboxes) loadAllow(id string) ([]string, bool, error) {
-	data, err := os.ReadFile(m.allowPath(id))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, false, nil
-	}
-	if err != nil {
+	data, ok, err := m.allowFiles().load(id)
+	if !ok {
 		return nil, false, err
 	}
 	var list []string
 	if err := json.Unmarshal(data, &list); err != nil {
-		return nil, false, fmt.Errorf("%s: %w", m.allowPath(id), err)
+		return nil, false, fmt.Errorf("%s: %w", m.allowFiles().path(id), err)
 	}
 	return list, true, nil
-}
-
-// dropAllow forgets id's allowlist once the sandbox is gone.
-func (m *sandboxes) dropAllow(id string) {
-	if err := os.Remove(m.allowPath(id)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		m.log.Warn("remove a sandbox's network allowlist", "sandbox_id", id, "error", err)
-	}
-}
-
-// dropStaleAllows removes the files of sandboxes that no longer exist.
-func (m *sandboxes) dropStaleAllows(live []sandbox.Info) {
-	names, err := filepath.Glob(filepath.Join(m.cfg.NetworkDir(), "*.json"))
-	if err != nil {
-		return
-	}
-	keep := map[string]bool{}
-	for _, info := range live {
-		keep[m.allowPath(info.ID)] = true
-	}
-	for _, name := range names {
-		if !keep[name] {
-			_ = os.Remove(name)
-		}
-	}
-}
-
-// allowPath is id's file. Sandbox ids are hex chosen by this gateway or
-// read from labels this gateway wrote; Base keeps a damaged one inside
-// the directory.
-func (m *sandboxes) allowPath(id string) string {
-	return filepath.Join(m.cfg.NetworkDir(), filepath.Base(id)+".json")
 }

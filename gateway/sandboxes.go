@@ -317,9 +317,9 @@ func (m *sandboxes) remove(ctx context.Context, b *box) error {
 		err = nil // removed from outside; the end state is what we wanted
 	}
 	if err == nil {
-		m.dropAllow(b.id())
-		m.dropClaim(b.id())
-		m.dropDeadline(b.id())
+		m.allowFiles().drop(b.id())
+		m.claimFiles().drop(b.id())
+		m.deadlineFiles().drop(b.id())
 		m.mu.Lock()
 		if m.byID[b.id()] == b {
 			delete(m.byID, b.id())
