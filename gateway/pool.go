@@ -52,6 +52,11 @@ type pool struct {
 	stopped bool
 	wake    chan struct{}
 	done    chan struct{}
+	// inflight counts the creations in flight, which close waits for: a
+	// gateway that exited under one would leave its half-made container
+	// or its mounted workspace behind. Added to under mu by next, only
+	// while not stopped, so close's Wait never races an Add.
+	inflight sync.WaitGroup
 }
 
 func newPool(m *sandboxes, want map[string]int) *pool {
@@ -157,6 +162,7 @@ func (p *pool) run(ctx context.Context) {
 				break
 			}
 			go func() {
+				defer p.inflight.Done()
 				defer func() { <-slots; p.kick() }()
 				if err := p.make(ctx, image); err != nil && ctx.Err() == nil {
 					// Paused, or a missing image would be retried as
@@ -201,6 +207,7 @@ func (p *pool) next() string {
 	for image, want := range p.want {
 		if len(p.ready[image])+p.making[image] < want {
 			p.making[image]++
+			p.inflight.Add(1)
 			return image
 		}
 	}
@@ -212,6 +219,7 @@ func (p *pool) undo(image string) {
 	p.mu.Lock()
 	p.making[image]--
 	p.mu.Unlock()
+	p.inflight.Done()
 }
 
 // make creates one pooled sandbox of image and adds it to the pool.
@@ -231,18 +239,31 @@ func (p *pool) make(ctx context.Context, image string) error {
 	}
 	delete(p.held, spec.ID)
 	if err == nil { // stopped meanwhile: the pool is being emptied
-		go p.destroy(sb)
+		p.mu.Unlock()
+		p.destroy(sb)
+		p.mu.Lock()
 	}
 	return err
 }
 
-// close stops refilling and removes every ready sandbox.
+// close stops refilling, waits for the creations in flight (cancelled
+// with the context run was given, they roll back or are removed) and
+// removes every ready sandbox.
 func (p *pool) close(ctx context.Context) {
 	if p == nil {
 		return
 	}
 	p.mu.Lock()
 	p.stopped = true
+	p.mu.Unlock()
+	finished := make(chan struct{})
+	go func() { p.inflight.Wait(); close(finished) }()
+	select {
+	case <-finished:
+	case <-ctx.Done():
+		p.m.log.Warn("warm pool: shutdown did not wait for the creations in flight; the next start removes what they left", "error", ctx.Err())
+	}
+	p.mu.Lock()
 	var all []sandbox.Sandbox
 	for image, q := range p.ready {
 		all = append(all, q...)

@@ -202,3 +202,40 @@ func TestWarmPoolBacksOffFailures(t *testing.T) {
 	c := legacyClient(t, tg.URL)
 	mustOK(t, "run_shell", call(t, c, "run_shell", map[string]any{"command": "true"}))
 }
+
+// TestWarmPoolShutdownWhileFilling: a gateway shut down while its pool
+// is making sandboxes waits for those creations, so nothing they made
+// (container, mounted workspace, socket dir) outlives it.
+func TestWarmPoolShutdownWhileFilling(t *testing.T) {
+	t.Parallel()
+	tg := startGateway(t, func(c *gateway.Config) { c.Pool = map[string]int{testImage: 4} })
+	wsDir := filepath.Join(tg.VarDir, "workspaces")
+	deadline := time.Now().Add(time.Minute)
+	for {
+		// A workspace directory exists from the first step of a creation
+		// on: the pool is mid-way through one.
+		if entries, _ := os.ReadDir(wsDir); len(entries) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the pool started no creation within a minute")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	tg.Close()
+	if left := tg.containers(t); len(left) != 0 {
+		t.Fatalf("containers left after shutdown: %+v", left)
+	}
+	mounts, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(mounts)) {
+		if strings.Contains(line, " "+wsDir+"/") {
+			t.Fatalf("a workspace is still mounted after shutdown: %s", line)
+		}
+	}
+	if entries, _ := os.ReadDir(wsDir); len(entries) != 0 {
+		t.Fatalf("workspaces left after shutdown: %v", entries)
+	}
+}

@@ -378,6 +378,10 @@ func runStartBurst(ctx context.Context, lr *loadRun) result {
 	res := result{Scenario: "start-burst", Callers: n, Sessions: n}
 	_, _ = lr.pool.exactly(ctx, 0) // the burst's sandboxes are all there are
 	rec := &recorder{}
+	// The two halves of a start, timed apart: opening the session
+	// (initialize and its notification) and the first call (which claims
+	// or makes the sandbox and runs in it).
+	opens, firsts := &recorder{}, &recorder{}
 	var burstWall, deleteWall time.Duration
 	var hits, misses float64
 	for range lr.opts.bursts {
@@ -399,8 +403,11 @@ func runStartBurst(ctx context.Context, lr *loadRun) result {
 				began := time.Now()
 				s, err := lr.client.openSession(cctx)
 				sessions[i] = s
+				opened := time.Now()
+				opens.addUnlessCancelled(ctx, opened.Sub(began), 0, err)
 				if err == nil {
 					_, _, err = s.callTool(cctx, runTrue.tool, runTrue.args)
+					firsts.addUnlessCancelled(ctx, time.Since(opened), 0, err)
 				}
 				rec.addUnlessCancelled(ctx, time.Since(began), 0, err)
 			})
@@ -429,6 +436,11 @@ func runStartBurst(ctx context.Context, lr *loadRun) result {
 	}
 	res = rec.merge(res, 0)
 	res.metric("max_ms", res.MaxMs, fmt.Sprintf("max %.0f ms", res.MaxMs))
+	o, f := opens.result("", 0, 0, 0), firsts.result("", 0, 0, 0)
+	res.metric("open_p50_ms", o.P50Ms, fmt.Sprintf("session open p50/p99 %.1f/%.1f ms", o.P50Ms, o.P99Ms))
+	res.metric("open_p99_ms", o.P99Ms, "")
+	res.metric("first_call_p50_ms", f.P50Ms, fmt.Sprintf("first call %.1f/%.1f ms", f.P50Ms, f.P99Ms))
+	res.metric("first_call_p99_ms", f.P99Ms, "")
 	res.metric("burst_wall_s", burstWall.Seconds(), fmt.Sprintf("all %d ready in %.1f s", n, burstWall.Seconds()))
 	res.metric("delete_wall_s", deleteWall.Seconds(), fmt.Sprintf("deleted in %.1f s", deleteWall.Seconds()))
 	if hits+misses > 0 {
