@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -56,7 +57,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return serve(ctx, cfg, stderr, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel})))
 }
 
+// gcPercent is the serving gateway's GOGC unless the environment sets
+// one. Its live heap is small (tens of MiB with hundreds of sandboxes)
+// and churned by every call, so at Go's default of 100 the collector
+// takes a large share of its CPU under load; at 400, read1k-10 in `make
+// load` went from 3,555 to 3,988 calls/s, for a heap that peaks at five
+// times the live one instead of twice.
+const gcPercent = 400
+
 func serve(ctx context.Context, cfg config, stderr io.Writer, log *slog.Logger) error {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent)
+	}
 	gcfg := cfg.Gateway.WithDefaults()
 	varDir, err := filepath.Abs(gcfg.VarDir)
 	if err != nil {

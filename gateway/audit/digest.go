@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -50,7 +51,10 @@ func Digest(v any) string {
 		v = generic
 	}
 	h := sha256.New()
-	w := bufio.NewWriterSize(h, 64<<10)
+	w := digestWriters.Get().(*bufio.Writer)
+	defer digestWriters.Put(w)
+	w.Reset(h)
+	defer w.Reset(nil) // keep no hash alive in the pool
 	if err := writeCanonical(w, v); err != nil {
 		return ""
 	}
@@ -59,6 +63,11 @@ func Digest(v any) string {
 	}
 	return hashPrefix + hex.EncodeToString(h.Sum(nil))
 }
+
+// digestWriters holds Digest's 64 KiB buffers: one per call made a tool
+// call's largest allocation, most of the bytes the gateway allocated
+// under load, and so most of its garbage collection.
+var digestWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 64<<10) }}
 
 // writeCanonical writes decoded JSON v exactly as marshal would encode
 // it: map keys sorted by byte value, strings escaped as encoding/json
