@@ -159,6 +159,11 @@ func TestHostileEscapeProbes(t *testing.T) {
 			}
 		}
 		t.Logf("pid 1's environment: %s", strings.Join(names, " "))
+		// What the runner is started with stays the runner's: a command
+		// gets an environment of its own (process.DefaultEnv).
+		if r, _ := shell(t, c, `echo "${GOMAXPROCS-unset} ${TMPDIR-unset}"`, nil); strings.TrimSpace(r.Stdout) != "unset unset" {
+			t.Errorf("a command sees the runner's GOMAXPROCS and TMPDIR: %q", r.Stdout)
+		}
 	})
 
 	t.Run("cwd through /proc/self/fd is refused", func(t *testing.T) {

@@ -2,7 +2,9 @@ package sandbox
 
 import (
 	"context"
+	"math"
 	"net"
+	"strconv"
 	"time"
 )
 
@@ -107,6 +109,16 @@ var DefaultLimits = Limits{
 	CallTimeout:    60 * time.Second,
 	IdleTTL:        15 * time.Minute,
 	MaxLifetime:    4 * time.Hour,
+}
+
+// RunnerGOMAXPROCS is the GOMAXPROCS a provider puts in the runner's
+// environment, sizing its Go runtime to the CPU quota rounded up. Go's own reading
+// of a cgroup quota never goes below 2, and at the default of one core a
+// runner scheduling on two threads spent a tenth more CPU per short
+// command on waking and handing goroutines between them. User processes
+// never see it: they start with an environment of their own.
+func (l Limits) RunnerGOMAXPROCS() string {
+	return strconv.Itoa(max(1, int(math.Ceil(l.WithDefaults().CPUs))))
 }
 
 // WithDefaults returns l with every zero field taken from DefaultLimits.

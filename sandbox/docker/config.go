@@ -74,7 +74,7 @@ func ContainerConfig(spec sandbox.Spec, cfg Config, host HostPaths) (*container.
 		// Numeric and non-root (Config.Validate); without it the image's
 		// USER would apply, which may be root.
 		User:       cfg.User,
-		Env:        slices.Clone(env),
+		Env:        append(slices.Clone(env), "GOMAXPROCS="+lim.RunnerGOMAXPROCS()),
 		WorkingDir: WorkspaceDir,
 		// The runner is the entrypoint whatever the image says. An explicit
 		// Entrypoint also stops Docker from appending the image's CMD.

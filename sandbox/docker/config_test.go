@@ -1,6 +1,7 @@
 package docker_test
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -229,7 +230,8 @@ func checkProcess(t *testing.T, cc *container.Config, hc *container.HostConfig, 
 	if !slices.Equal(cc.Entrypoint, wantEntry) || len(cc.Cmd) != 0 {
 		t.Errorf("Entrypoint %v Cmd %v, want %v and no Cmd", cc.Entrypoint, cc.Cmd, wantEntry)
 	}
-	wantEnv := []string{"HOME=/workspace", "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "TMPDIR=/tmp"}
+	cores := (hc.NanoCPUs + 1e9 - 1) / 1e9 // the CPU quota rounded up
+	wantEnv := []string{"HOME=/workspace", "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "TMPDIR=/tmp", fmt.Sprintf("GOMAXPROCS=%d", cores)}
 	if !slices.Equal(cc.Env, wantEnv) {
 		t.Errorf("Env = %v, want exactly %v", cc.Env, wantEnv)
 	}

@@ -118,7 +118,9 @@ func TestPolicyInForce(t *testing.T) {
 		{"hostname", "sandbox"},
 		{"tr '\\0' ' ' </proc/1/cmdline", "/sbin/docker-init -- " + docker.RunnerPath + " --socket /run/sandgate/runner.sock --workspace /workspace"},
 		{"ls -A /run/sandgate", "runner.sock"},
-		{"tr '\\0' '\\n' </proc/1/environ | cut -d= -f1 | sort | tr '\\n' ' '", "HOME HOSTNAME LANG PATH TMPDIR"},
+		{"tr '\\0' '\\n' </proc/1/environ | cut -d= -f1 | sort | tr '\\n' ' '", "GOMAXPROCS HOME HOSTNAME LANG PATH TMPDIR"},
+		// The runner's Go runtime is sized to the half-core quota.
+		{"tr '\\0' '\\n' </proc/1/environ | grep ^GOMAXPROCS=", "GOMAXPROCS=1"},
 		{"cat /sys/fs/cgroup/pids/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids.max", "100"},
 	}
 	for _, tt := range tests {

@@ -235,7 +235,7 @@ func sandboxContainer(spec sandbox.Spec, cfg Config, res corev1.ResourceRequirem
 		Command:    runnerCommand(spec, cfg),
 		Args:       nil,
 		WorkingDir: WorkspaceDir,
-		Env:        slices.Clone(env),
+		Env:        append(slices.Clone(env), corev1.EnvVar{Name: "GOMAXPROCS", Value: spec.Limits.RunnerGOMAXPROCS()}),
 		Ports: []corev1.ContainerPort{
 			{Name: "runner", ContainerPort: RunnerPort, Protocol: corev1.ProtocolTCP},
 		},

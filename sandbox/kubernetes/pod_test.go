@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -159,7 +160,8 @@ func checkContainers(t *testing.T, pod *corev1.Pod, user, image string, pull cor
 		t.Errorf("WorkingDir = %q, want /workspace", main.WorkingDir)
 	}
 	wantEnv := []corev1.EnvVar{{Name: "HOME", Value: "/workspace"}, {Name: "PATH", Value: "/usr/local/bin:/usr/bin:/bin"},
-		{Name: "LANG", Value: "C.UTF-8"}, {Name: "TMPDIR", Value: "/tmp"}}
+		{Name: "LANG", Value: "C.UTF-8"}, {Name: "TMPDIR", Value: "/tmp"},
+		{Name: "GOMAXPROCS", Value: strconv.Itoa(int(math.Ceil(limits.CPUs)))}}
 	if !slices.Equal(main.Env, wantEnv) || len(main.EnvFrom) != 0 || len(init.Env) != 0 || len(init.EnvFrom) != 0 {
 		t.Errorf("env %v envFrom %v (init %v %v), want exactly %v", main.Env, main.EnvFrom, init.Env, init.EnvFrom, wantEnv)
 	}
