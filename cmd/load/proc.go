@@ -35,6 +35,47 @@ func processCPU(pid int) (time.Duration, error) {
 	return time.Duration(utime+stime) * time.Second / clockTicksPerSecond, nil
 }
 
+// namedCPU returns the CPU time used by the live processes named name
+// (their /proc/PID/comm). Processes that exit in between take theirs
+// with them, so it is for phases in which they live throughout.
+func namedCPU(name string) time.Duration {
+	entries, _ := os.ReadDir("/proc")
+	var sum time.Duration
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || processName(pid) != name {
+			continue
+		}
+		if d, err := processCPU(pid); err == nil {
+			sum += d
+		}
+	}
+	return sum
+}
+
+// hostBusy returns the CPU time all of the host's CPUs have spent busy
+// (user, nice, system, irq, softirq, steal) since boot, from /proc/stat.
+func hostBusy() (time.Duration, error) {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, err
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0, fmt.Errorf("/proc/stat: unexpected first line %q", line)
+	}
+	var ticks int64
+	for _, i := range []int{1, 2, 3, 6, 7, 8} { // user nice system irq softirq steal
+		n, err := strconv.ParseInt(f[i], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc/stat: %q: %w", line, err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / clockTicksPerSecond, nil
+}
+
 // processStatus returns the fields of /proc/PID/status that this program
 // reports: VmRSS (bytes) and Threads.
 func processStatus(pid int) (rssBytes int64, threads int, err error) {

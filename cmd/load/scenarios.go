@@ -247,11 +247,21 @@ func timedPhase(ctx context.Context, duration time.Duration, callers, maxCalls i
 // its rate just before while idle: a slow scenario's per-call figure is
 // otherwise hard to tell apart from background work (sweeps,
 // reconciliation, garbage collection).
+//
+// Beside it, the runners' CPU (every process named runner: the sandboxes'
+// agents, whose user processes are not counted) and the whole host's busy
+// time, so that a change on one side of the runner connection is seen
+// for what it costs the machine, not only through a throughput figure
+// that moves by a tenth from run to run on a shared VM.
 type gatewayCPU struct {
 	pid    int
 	idle   time.Duration // CPU per second before the phase
 	before time.Duration
 	err    error
+
+	runnersBefore time.Duration
+	hostBefore    time.Duration
+	hostErr       error
 }
 
 // idleSample is how long the idle rate is measured (CPU time is counted
@@ -266,6 +276,8 @@ func startGatewayCPU(ctx context.Context, gw *gatewayProcess) *gatewayCPU {
 	case <-ctx.Done():
 	}
 	c.before, c.err = processCPU(c.pid)
+	c.runnersBefore = namedCPU("runner")
+	c.hostBefore, c.hostErr = hostBusy()
 	if err == nil && c.err == nil {
 		c.idle = (c.before - idleFrom) * time.Second / idleSample
 	}
@@ -281,6 +293,12 @@ func (c *gatewayCPU) perCall(res *result, calls int) {
 	perCall := ms(after-c.before) / float64(calls)
 	res.metric("gateway_idle_cpu_ms_per_s", ms(c.idle), "")
 	res.metric("gateway_cpu_ms_per_call", perCall, fmt.Sprintf("gateway CPU %.3f ms/call (idle %.0f ms/s)", perCall, ms(c.idle)))
+	runners := ms(namedCPU("runner")-c.runnersBefore) / float64(calls)
+	res.metric("runner_cpu_ms_per_call", runners, fmt.Sprintf("runners %.3f", runners))
+	if host, err := hostBusy(); err == nil && c.hostErr == nil {
+		perCall := ms(host-c.hostBefore) / float64(calls)
+		res.metric("host_cpu_ms_per_call", perCall, fmt.Sprintf("host %.3f", perCall))
+	}
 }
 
 // throughputScenario is many callers on a set of sessions, timed.
