@@ -3,6 +3,7 @@ package gateway
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sandgate/sandgate/gateway/metrics"
+	"github.com/sandgate/sandgate/runner/protocol"
 	"github.com/sandgate/sandgate/sandbox"
 )
 
@@ -44,11 +46,11 @@ type pool struct {
 	want map[string]int // image → sandboxes to keep ready
 
 	mu      sync.Mutex
-	ready   map[string][]sandbox.Sandbox // oldest first
-	making  map[string]int               // creations in flight
-	held    map[string]bool              // ids ready or being handed over
-	taken   time.Time                    // the last take
-	pause   time.Time                    // no creations before this (after a failure or short memory)
+	ready   map[string][]pooled // oldest first
+	making  map[string]int      // creations in flight
+	held    map[string]bool     // ids ready or being handed over
+	taken   time.Time           // the last take
+	pause   time.Time           // no creations before this (after a failure or short memory)
 	stopped bool
 	wake    chan struct{}
 	done    chan struct{}
@@ -59,31 +61,40 @@ type pool struct {
 	inflight sync.WaitGroup
 }
 
+// pooled is a ready sandbox and its runner connection, dialled when it
+// was made: a claim hands both over, so a new session's first call
+// neither dials nor waits for the runner's handshake.
+type pooled struct {
+	sb     sandbox.Sandbox
+	runner *protocol.Client
+}
+
 func newPool(m *sandboxes, want map[string]int) *pool {
-	return &pool{m: m, want: want, ready: map[string][]sandbox.Sandbox{}, making: map[string]int{},
+	return &pool{m: m, want: want, ready: map[string][]pooled{}, making: map[string]int{},
 		held: map[string]bool{}, wake: make(chan struct{}, 1), done: make(chan struct{})}
 }
 
 // serves reports whether image has a pool.
 func (p *pool) serves(image string) bool { return p != nil && p.want[image] > 0 }
 
-// take hands out a ready sandbox of image, oldest first. Its id stays
-// held, so that reconciliation leaves it alone, until release.
-func (p *pool) take(image string) (sandbox.Sandbox, bool) {
+// take hands out a ready sandbox of image, oldest first, with its runner
+// connection. Its id stays held, so that reconciliation leaves it alone,
+// until release.
+func (p *pool) take(image string) (pooled, bool) {
 	if !p.serves(image) {
-		return nil, false
+		return pooled{}, false
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	q := p.ready[image]
 	if len(q) == 0 {
-		return nil, false
+		return pooled{}, false
 	}
-	sb := q[0]
+	r := q[0]
 	p.ready[image] = q[1:]
 	p.taken = time.Now()
 	p.kick()
-	return sb, true
+	return r, true
 }
 
 // release ends the pool's hold on a sandbox it handed out: its new owner
@@ -229,21 +240,36 @@ func (p *pool) make(ctx context.Context, image string) error {
 	p.mu.Lock()
 	p.held[spec.ID] = true
 	p.mu.Unlock()
-	sb, err := p.m.provider.Create(ctx, spec)
+	r, err := p.makeReady(ctx, spec)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.making[image]--
 	if err == nil && !p.stopped {
-		p.ready[image] = append(p.ready[image], sb)
+		p.ready[image] = append(p.ready[image], r)
 		return nil
 	}
 	delete(p.held, spec.ID)
 	if err == nil { // stopped meanwhile: the pool is being emptied
 		p.mu.Unlock()
-		p.destroy(sb)
+		p.destroy(r)
 		p.mu.Lock()
 	}
 	return err
+}
+
+// makeReady creates the sandbox of spec and connects to its runner; a
+// sandbox whose runner cannot be reached is removed again.
+func (p *pool) makeReady(ctx context.Context, spec sandbox.Spec) (pooled, error) {
+	sb, err := p.m.provider.Create(ctx, spec)
+	if err != nil {
+		return pooled{}, err
+	}
+	c, err := protocol.Dial(ctx, sb.Dial)
+	if err != nil {
+		p.destroy(pooled{sb: sb})
+		return pooled{}, fmt.Errorf("connect to the runner of pooled sandbox %s: %w", sb.ID(), err)
+	}
+	return pooled{sb: sb, runner: c}, nil
 }
 
 // close stops refilling, waits for the creations in flight (cancelled
@@ -264,30 +290,37 @@ func (p *pool) close(ctx context.Context) {
 		p.m.log.Warn("warm pool: shutdown did not wait for the creations in flight; the next start removes what they left", "error", ctx.Err())
 	}
 	p.mu.Lock()
-	var all []sandbox.Sandbox
+	var all []pooled
 	for image, q := range p.ready {
 		all = append(all, q...)
 		delete(p.ready, image)
 	}
 	p.mu.Unlock()
 	var wg sync.WaitGroup
-	for _, sb := range all {
+	for _, r := range all {
 		wg.Go(func() {
-			if err := p.m.provider.Remove(ctx, sb.ID()); err != nil && !isNotFound(err) {
-				p.m.log.Warn("remove a pooled sandbox", "sandbox_id", sb.ID(), "error", err)
+			if r.runner != nil {
+				_ = r.runner.Close()
 			}
-			p.release(sb.ID())
+			if err := p.m.provider.Remove(ctx, r.sb.ID()); err != nil && !isNotFound(err) {
+				p.m.log.Warn("remove a pooled sandbox", "sandbox_id", r.sb.ID(), "error", err)
+			}
+			p.release(r.sb.ID())
 		})
 	}
 	wg.Wait()
 }
 
-// destroy removes a pooled sandbox that will never be handed out.
-func (p *pool) destroy(sb sandbox.Sandbox) {
+// destroy removes a pooled sandbox that will never be handed out, and
+// closes its runner connection.
+func (p *pool) destroy(r pooled) {
+	if r.runner != nil {
+		_ = r.runner.Close()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := p.m.provider.Remove(ctx, sb.ID()); err != nil && !isNotFound(err) {
-		p.m.log.Warn("remove a pooled sandbox", "sandbox_id", sb.ID(), "error", err)
+	if err := p.m.provider.Remove(ctx, r.sb.ID()); err != nil && !isNotFound(err) {
+		p.m.log.Warn("remove a pooled sandbox", "sandbox_id", r.sb.ID(), "error", err)
 	}
 }
 
@@ -347,26 +380,27 @@ func (s poolSizes) Collect(ch chan<- prometheus.Metric) {
 
 // startSandbox gives a creation its container: a pooled one when image
 // has a ready one and its claim is recorded, else a new one. source says
-// which (metrics.StartPool or metrics.StartCold). A pooled sandbox stays
-// held by the pool until the caller calls m.pool.release(sb.ID()).
-func (m *sandboxes) startSandbox(ctx context.Context, spec sandbox.Spec) (sb sandbox.Sandbox, source string, err error) {
+// which (metrics.StartPool or metrics.StartCold); runner is a pooled
+// sandbox's open runner connection (nil for a new one). A pooled sandbox
+// stays held by the pool until the caller calls m.pool.release(sb.ID()).
+func (m *sandboxes) startSandbox(ctx context.Context, spec sandbox.Spec) (sb sandbox.Sandbox, runner *protocol.Client, source string, err error) {
 	if m.pool.serves(spec.Image) {
-		if sb, ok := m.pool.take(spec.Image); ok {
+		if r, ok := m.pool.take(spec.Image); ok {
 			c := claimOf(spec, time.Now())
-			err := m.saveClaim(sb.ID(), c)
+			err := m.saveClaim(r.sb.ID(), c)
 			if err == nil {
 				m.metrics.PoolClaims.WithLabelValues("hit").Inc()
-				return claimed{Sandbox: sb, info: c.apply(sb.Info())}, metrics.StartPool, nil
+				return claimed{Sandbox: r.sb, info: c.apply(r.sb.Info())}, r.runner, metrics.StartPool, nil
 			}
 			// Unrecorded, the claim would not survive a restart: the
 			// container is destroyed, never handed out, and the caller
 			// gets a fresh one.
-			m.log.Error("warm pool: claim not recorded; making a fresh sandbox instead", "sandbox_id", sb.ID(), "error", err)
-			m.pool.destroy(sb)
-			m.pool.release(sb.ID())
+			m.log.Error("warm pool: claim not recorded; making a fresh sandbox instead", "sandbox_id", r.sb.ID(), "error", err)
+			m.pool.destroy(r)
+			m.pool.release(r.sb.ID())
 		}
 		m.metrics.PoolClaims.WithLabelValues("miss").Inc()
 	}
 	sb, err = m.provider.Create(ctx, spec)
-	return sb, metrics.StartCold, err
+	return sb, nil, metrics.StartCold, err
 }

@@ -239,3 +239,30 @@ func TestWarmPoolShutdownWhileFilling(t *testing.T) {
 		t.Fatalf("workspaces left after shutdown: %v", entries)
 	}
 }
+
+// TestWarmPoolEgress: a claimed sandbox arrives with the runner connection
+// the pool opened while it had no owner; its egress is still the owner's,
+// under the owner's allowlist, and audited as the owner's.
+func TestWarmPoolEgress(t *testing.T) {
+	t.Parallel()
+	world := newEgressWorld(t)
+	tg := startGateway(t, func(c *gateway.Config) {
+		world.configure(t, c, egressCeiling...)
+		c.Pool = map[string]int{testImage: 1}
+	})
+	waitMetric(t, tg, poolReady, 1)
+	c := legacyClient(t, tg.URL)
+	since := len(auditRecords(t, tg.AuditPath))
+	r, _ := shell(t, c, "curl -sS http://allowed.test/hello; curl -sS -o /dev/null -w ' %{http_code}' http://denied.test/", nil)
+	if m := scrape(t, tg); m[`sandgate_pool_claims_total{result="hit"}`] != 1 {
+		t.Fatalf("the session's first call did not claim the pooled sandbox: %v hits", m[`sandgate_pool_claims_total{result="hit"}`])
+	}
+	if !strings.Contains(r.Stdout, "hello from allowed.test over http") || !strings.HasSuffix(strings.TrimSpace(r.Stdout), " 403") {
+		t.Fatalf("egress from a claimed sandbox: stdout %q, stderr %q; want allowed.test's answer, then 403 for denied.test", r.Stdout, r.Stderr)
+	}
+	id := structuredAs[map[string]any](t, mustOK(t, "sandbox_info", call(t, c, "sandbox_info", nil)))["sandbox_id"]
+	ev := waitEgress(t, tg, since, "allowed.test:80")
+	if ev.Outcome != audit.OutcomeOK || ev.SandboxID != id || ev.Principal.Subject != "local" {
+		t.Fatalf("egress record of the claimed sandbox: %+v; want ok, sandbox %v, its owner's", ev, id)
+	}
+}

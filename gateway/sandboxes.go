@@ -181,7 +181,7 @@ func (m *sandboxes) createBox(ctx context.Context, p Principal, n newSandbox) (*
 		Template: n.template, Metadata: n.metadata}
 	m.setPending(spec.ID, true)
 	defer m.setPending(spec.ID, false)
-	sb, source, err := m.startSandbox(ctx, spec)
+	sb, runner, source, err := m.startSandbox(ctx, spec)
 	m.counted(source, now, err)
 	if source == metrics.StartPool {
 		// Held by the pool (so reconciliation leaves it alone) until it
@@ -202,9 +202,13 @@ func (m *sandboxes) createBox(ctx context.Context, p Principal, n newSandbox) (*
 	if err := m.audit.Append(ctx, ev); err != nil {
 		// Nothing may run unaudited: without its create record the
 		// sandbox must not exist either.
+		if runner != nil {
+			_ = runner.Close()
+		}
 		_ = sb.Destroy(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("%w: %v", errAuditDown, err)
 	}
+	b.client = runner // a pooled sandbox's; its first call uses it (box.connect)
 	m.mu.Lock()
 	m.byID[b.id()] = b
 	m.mu.Unlock()

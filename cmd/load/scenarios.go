@@ -400,6 +400,10 @@ func runStartBurst(ctx context.Context, lr *loadRun) result {
 	// (initialize and its notification) and the first call (which claims
 	// or makes the sandbox and runs in it).
 	opens, firsts := &recorder{}, &recorder{}
+	// What the bursts cost the machine: CPU of the gateway, of the
+	// runners and of the whole host while the burst ran (the pool waits a
+	// second after a take before it refills, so no refill is in it).
+	var gwCPU, runnerCPU, hostCPU time.Duration
 	var burstWall, deleteWall time.Duration
 	var hits, misses float64
 	for range lr.opts.bursts {
@@ -430,10 +434,16 @@ func runStartBurst(ctx context.Context, lr *loadRun) result {
 				rec.addUnlessCancelled(ctx, time.Since(began), 0, err)
 			})
 		}
+		gw0, _ := processCPU(lr.gw.pid())
+		runners0 := namedCPU("runner")
+		host0, _ := hostBusy()
 		began := time.Now()
 		close(start)
 		wg.Wait()
 		burstWall = max(burstWall, time.Since(began))
+		gw1, _ := processCPU(lr.gw.pid())
+		host1, _ := hostBusy()
+		gwCPU, runnerCPU, hostCPU = gwCPU+gw1-gw0, runnerCPU+namedCPU("runner")-runners0, hostCPU+host1-host0
 		if h1, m1, ok := lr.gw.poolClaims(ctx); ok {
 			hits, misses = hits+h1-h0, misses+m1-m0
 		}
@@ -459,6 +469,12 @@ func runStartBurst(ctx context.Context, lr *loadRun) result {
 	res.metric("open_p99_ms", o.P99Ms, "")
 	res.metric("first_call_p50_ms", f.P50Ms, fmt.Sprintf("first call %.1f/%.1f ms", f.P50Ms, f.P99Ms))
 	res.metric("first_call_p99_ms", f.P99Ms, "")
+	if starts := float64(rec.calls()); starts > 0 {
+		res.metric("host_cpu_ms_per_start", ms(hostCPU)/starts, fmt.Sprintf("CPU per start: host %.1f ms, gateway %.1f, runners %.1f",
+			ms(hostCPU)/starts, ms(gwCPU)/starts, ms(runnerCPU)/starts))
+		res.metric("gateway_cpu_ms_per_start", ms(gwCPU)/starts, "")
+		res.metric("runner_cpu_ms_per_start", ms(runnerCPU)/starts, "")
+	}
 	res.metric("burst_wall_s", burstWall.Seconds(), fmt.Sprintf("all %d ready in %.1f s", n, burstWall.Seconds()))
 	res.metric("delete_wall_s", deleteWall.Seconds(), fmt.Sprintf("deleted in %.1f s", deleteWall.Seconds()))
 	if hits+misses > 0 {
