@@ -4,11 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strconv"
 	"strings"
 
 	"github.com/containerd/cgroups/v3"
+
+	"github.com/sandgate/sandgate/runner/internal/sysfile"
 )
 
 // ErrUnavailable reports that no cgroup of the runner could be read.
@@ -122,7 +123,7 @@ func (a *Accounting) OOMState() Snapshot {
 // readCounter returns the value of the line "key N" in a flat-keyed
 // cgroup file (v1 memory.oom_control, v2 memory.events).
 func readCounter(path, key string) (int64, bool, error) {
-	b, err := os.ReadFile(path)
+	b, err := sysfile.ReadFile(path)
 	if err != nil {
 		return 0, false, err
 	}
@@ -138,7 +139,7 @@ func readCounter(path, key string) (int64, bool, error) {
 // readLimit reads a memory limit file: a number of bytes, or "max" (v2)
 // or a value at or above unlimited (v1) for none.
 func readLimit(path string) (int64, error) {
-	b, err := os.ReadFile(path)
+	b, err := sysfile.ReadFile(path)
 	if err != nil {
 		return 0, err
 	}

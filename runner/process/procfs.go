@@ -6,6 +6,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/sandgate/sandgate/runner/internal/sysfile"
 )
 
 // procStat is what the tree sweep needs from /proc/<pid>/stat. Zombies
@@ -25,7 +27,7 @@ func (p procStat) zombie() bool { return p.state == 'Z' || p.state == 'X' }
 // and may itself contain spaces and parentheses, so fields are counted
 // from the last ')'.
 func readStat(pid int) (procStat, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	b, err := sysfile.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return procStat{}, err
 	}
@@ -78,7 +80,7 @@ func scanProcs() []procStat {
 // with. A process may overwrite that memory, and a zombie's environment
 // reads as empty.
 func envValue(pid int, key string) (string, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	b, err := sysfile.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
 	if err != nil {
 		return "", false
 	}
@@ -97,6 +99,6 @@ func envValue(pid int, key string) (string, bool) {
 // does for a moment during exec, and always after the environment was
 // cleared) or pid is gone.
 func envEmptyOrGone(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	b, err := sysfile.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
 	return len(b) == 0 && (err == nil || os.IsNotExist(err))
 }

@@ -56,6 +56,17 @@ func oomKilled(before, after cgroup.Snapshot, o outcome) bool {
 	return o.reaped && KilledByOOM(before, after, o.status, o.why != exited)
 }
 
+// afterState reads the cgroup's OOM state at the end of a call, or
+// returns none when o's exit status is not one an OOM kill leaves
+// (KilledByOOM would say no whatever the counter): most calls end so,
+// and skip reading two cgroup files.
+func (m *Manager) afterState(o outcome) cgroup.Snapshot {
+	if !o.reaped || !oomSignature(o.status, o.why != exited) {
+		return cgroup.Snapshot{}
+	}
+	return m.opts.Accounting.OOMState()
+}
+
 // KilledByOOM reports whether a process that ended with status ws was
 // killed for memory: the cgroup's OOM kill counter grew between before
 // and after, and the process died of a SIGKILL the runner did not send
@@ -69,6 +80,12 @@ func KilledByOOM(before, after cgroup.Snapshot, ws unix.WaitStatus, killedByRunn
 	if !before.HasOOMKills || !after.HasOOMKills || after.OOMKills <= before.OOMKills {
 		return false
 	}
+	return oomSignature(ws, killedByRunner)
+}
+
+// oomSignature reports whether ws is how an OOM kill ends a process: a
+// SIGKILL the runner did not send, or a shell's exit 137.
+func oomSignature(ws unix.WaitStatus, killedByRunner bool) bool {
 	code, sig := exitStatus(ws)
 	return sig == "SIGKILL" && !killedByRunner || code == 128+int(unix.SIGKILL)
 }

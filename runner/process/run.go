@@ -82,7 +82,7 @@ func (m *Manager) Run(ctx context.Context, req protocol.ExecRequest, emit func(p
 	o := m.finish(p, why)
 	drain(p, &pipes)
 
-	res := m.result(o, before, m.opts.Accounting.OOMState(), timeout)
+	res := m.result(o, before, m.afterState(o), timeout)
 	res.StdoutBytes, res.StdoutTruncated = stdout.total, stdout.truncated
 	res.StderrBytes, res.StderrTruncated = stderr.total, stderr.truncated
 	return res, nil

@@ -118,7 +118,7 @@ func (m *Manager) supervise(b *background, pipes *sync.WaitGroup, timeout time.D
 	why := m.waitEnd(context.Background(), b.p, timeout)
 	o := m.finish(b.p, why)
 	drain(b.p, pipes)
-	after := m.opts.Accounting.OOMState()
+	after := m.afterState(o)
 	e := &ended{at: time.Now(), code: -1, oom: oomKilled(before, after, o)}
 	if o.reaped {
 		e.code, e.signal = exitStatus(o.status)
