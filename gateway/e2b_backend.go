@@ -100,11 +100,27 @@ func (e e2bBackend) Get(ctx context.Context, id string) (e2b.Sandbox, error) {
 	err := e.control(ctx, "sandbox.get", map[string]any{"sandbox_id": id}, nil, func(ctx context.Context, p Principal) error {
 		b, err := e.owned(ctx, p, id)
 		if err == nil {
+			e.freshDeadline(ctx, b)
 			out = e.describe(b, p)
 		}
 		return err
 	})
 	return out, err
+}
+
+// freshDeadline brings b's deadline up to date from the provider's record
+// in a replicated gateway, where another replica may have changed it
+// since this one's last reconciliation (a minute at most); otherwise the
+// answer's endAt would be stale until then. A record that cannot be read
+// leaves b as it is: the answer is this replica's view.
+func (e e2bBackend) freshDeadline(ctx context.Context, b *box) {
+	if !e.g.boxes.replicated() {
+		return
+	}
+	readAt := time.Now()
+	if info, err := e.g.boxes.record(ctx, b.id()); err == nil {
+		e.g.boxes.syncDeadline(b, info.Deadline, readAt)
+	}
 }
 
 func (e e2bBackend) List(ctx context.Context) ([]e2b.Sandbox, error) {
@@ -194,6 +210,7 @@ func (e e2bBackend) ownedAll(ctx context.Context, p Principal) ([]*box, error) {
 	if !e.g.boxes.replicated() {
 		return e.g.boxes.matching(mine), nil
 	}
+	listedAt := time.Now()
 	infos, err := e.g.boxes.held(ctx, p.Tenant)
 	if err != nil {
 		return nil, err
@@ -204,6 +221,8 @@ func (e e2bBackend) ownedAll(ctx context.Context, p Principal) ([]*box, error) {
 			continue
 		}
 		if b, err := e.g.boxes.get(ctx, p, "", info.ID); err == nil {
+			// The listing is the record: another replica's timeout shows.
+			e.g.boxes.syncDeadline(b, info.Deadline, listedAt)
 			out = append(out, b)
 		}
 	}

@@ -122,6 +122,30 @@ func TestReplicasE2BTimeoutAndMetadata(t *testing.T) {
 		t.Fatalf("endAt on A %v, on B %v; want both B's, an hour on", onA.EndAt, onB.EndAt)
 	}
 
+	// Changed on B, a sandbox A tracks shows B's timeout on A at once,
+	// in a get and in a listing, not after A's next reconciliation.
+	changed := create(600)
+	if resp := e2bCall(t, "POST", e2bBase(b)+"/sandboxes/"+changed+"/timeout", nil, map[string]any{"timeout": 1800}, nil); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("timeout on B: %d", resp.StatusCode)
+	}
+	e2bCall(t, "GET", e2bBase(b)+"/sandboxes/"+changed, nil, nil, &onB)
+	for _, listed := range e2bFind(t, e2bBase(a), "run", run) { // listed first: a get would bring A up to date
+		if listed.SandboxID == changed && !listed.EndAt.Equal(onB.EndAt) {
+			t.Fatalf("right after B set 30 minutes: A lists endAt %v, B says %v", listed.EndAt, onB.EndAt)
+		}
+	}
+	if resp := e2bCall(t, "POST", e2bBase(b)+"/sandboxes/"+changed+"/timeout", nil, map[string]any{"timeout": 2400}, nil); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("timeout on B: %d", resp.StatusCode)
+	}
+	e2bCall(t, "GET", e2bBase(b)+"/sandboxes/"+changed, nil, nil, &onB)
+	e2bCall(t, "GET", e2bBase(a)+"/sandboxes/"+changed, nil, nil, &onA)
+	if !onA.EndAt.Equal(onB.EndAt) || time.Until(onA.EndAt) < 30*time.Minute {
+		t.Fatalf("right after B set 40 minutes: endAt on A %v, on B %v", onA.EndAt, onB.EndAt)
+	}
+	if resp := e2bCall(t, "DELETE", e2bBase(a)+"/sandboxes/"+changed, nil, nil, nil); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("kill on A: %d", resp.StatusCode)
+	}
+
 	// Untracked by B: B's reconciliation removes it once its timeout
 	// passed (as of a time given to it), and not before.
 	other := create(600)
