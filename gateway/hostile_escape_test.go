@@ -162,7 +162,7 @@ func TestHostileEscapeProbes(t *testing.T) {
 		// What the runner is started with stays the runner's: a command
 		// gets an environment of its own (process.DefaultEnv).
 		if r, _ := shell(t, c, `echo "${GOMAXPROCS-unset} ${TMPDIR-unset}"`, nil); strings.TrimSpace(r.Stdout) != "unset unset" {
-			t.Errorf("a command sees the runner's GOMAXPROCS and TMPDIR: %q", r.Stdout)
+			t.Errorf("a command sees the runner's GOMAXPROCS or TMPDIR: %q", r.Stdout)
 		}
 	})
 

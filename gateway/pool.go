@@ -242,17 +242,16 @@ func (p *pool) make(ctx context.Context, image string) error {
 	p.mu.Unlock()
 	r, err := p.makeReady(ctx, spec)
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	p.making[image]--
-	if err == nil && !p.stopped {
+	keep := err == nil && !p.stopped
+	if keep {
 		p.ready[image] = append(p.ready[image], r)
-		return nil
+	} else {
+		delete(p.held, spec.ID)
 	}
-	delete(p.held, spec.ID)
-	if err == nil { // stopped meanwhile: the pool is being emptied
-		p.mu.Unlock()
+	p.mu.Unlock()
+	if err == nil && !keep { // stopped meanwhile: the pool is being emptied
 		p.destroy(r)
-		p.mu.Lock()
 	}
 	return err
 }
