@@ -143,7 +143,17 @@ func TestKubernetesPodDeletedFromOutside(t *testing.T) {
 		_, err := pods.Get(t.Context(), "sandgate-"+id, metav1.GetOptions{})
 		return apierrors.IsNotFound(err)
 	})
-	res := mustOK(t, "run_shell after the pod was deleted", call(t, c, "run_shell", map[string]any{"command": "ls; echo answered"}))
+	next := map[string]any{"command": "ls; echo answered"}
+	res := call(t, c, "run_shell", next)
+	if res.IsError && strings.Contains(text(res), "stopped answering") && strings.Contains(text(res), "its next call replaces it") {
+		// The gateway saw no close of the dead pod's connection (its
+		// network can go before the close gets out), so it learnt of the
+		// loss from the heartbeat while this call waited: the call says
+		// so, as the product promises, and the next one is replaced.
+		t.Logf("the first call met the lost connection: %s", text(res))
+		res = call(t, c, "run_shell", next)
+	}
+	res = mustOK(t, "run_shell after the pod was deleted", res)
 	out := text(res)
 	if !strings.Contains(out, "answered") || !strings.Contains(out, "was replaced") || !strings.Contains(out, "files, processes and state from before are gone") || strings.Contains(out, "before.txt") {
 		t.Fatalf("the call after the pod's deletion: %s", out)
