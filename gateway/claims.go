@@ -2,7 +2,9 @@ package gateway
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"time"
 
@@ -94,3 +96,12 @@ type claimed struct {
 }
 
 func (c claimed) Info() sandbox.Info { return c.info }
+
+// OpenHostFile lets the gateway read a claimed sandbox's files from the
+// host as it would a fresh one's (sandbox.HostFiles).
+func (c claimed) OpenHostFile(path string) (*os.File, error) {
+	if hf, ok := c.Sandbox.(sandbox.HostFiles); ok {
+		return hf.OpenHostFile(path)
+	}
+	return nil, errors.ErrUnsupported
+}

@@ -2,7 +2,12 @@ package gateway
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
+
+	"github.com/sandgate/sandgate/runner/protocol"
+	"github.com/sandgate/sandgate/sandbox"
 )
 
 // DropConnections closes every runner connection (and with them the
@@ -63,4 +68,27 @@ func (g *Server) RaceDefault(ctx context.Context, name string) (string, error) {
 		return "", err
 	}
 	return b.id(), nil
+}
+
+// ReadBothWays reads req in sandbox id as read_file can: from the host
+// (sandbox.HostFiles; hostErr when the host declines) and from the
+// runner, so a test can hold the two answers side by side.
+func (g *Server) ReadBothWays(ctx context.Context, id string, req protocol.ReadRequest) (host protocol.ReadResult, hostErr error, runner protocol.ReadResult, runnerErr error) {
+	g.boxes.mu.Lock()
+	b := g.boxes.byID[id]
+	g.boxes.mu.Unlock()
+	if b == nil {
+		err := fmt.Errorf("sandbox %s is not tracked", id)
+		return host, err, runner, err
+	}
+	hostErr = errors.ErrUnsupported
+	if hf, ok := b.sandbox().(sandbox.HostFiles); ok {
+		host, hostErr = hostFiles.ReadVia(ctx, req, hf.OpenHostFile)
+	}
+	rc, err := b.connect(ctx)
+	if err != nil {
+		return host, hostErr, runner, err
+	}
+	runnerErr = rc.Call(ctx, protocol.OpFileRead, req, &runner)
+	return host, hostErr, runner, runnerErr
 }

@@ -38,6 +38,14 @@ func TestWarmPool(t *testing.T) {
 	}
 	pooled := structuredAs[map[string]any](t, mustOK(t, "sandbox_info", call(t, c, "sandbox_info", nil)))
 	pooledID := pooled["sandbox_id"].(string)
+	// The gateway reads a claimed sandbox's workspace from its own disk,
+	// as it does a fresh one's.
+	if got := text(mustOK(t, "read_file", call(t, c, "read_file", map[string]any{"path": "f"}))); got != "warm\n" {
+		t.Errorf("read_file in the claimed sandbox: %q, want %q", got, "warm\n")
+	}
+	if got := scrape(t, tg)[`sandgate_file_reads_total{via="host"}`]; got != 1 {
+		t.Errorf("reads served from the host after one read_file in a claimed sandbox: %v, want 1", got)
+	}
 	claim := readClaim(t, tg, pooledID)
 	if claim["owner"] != gateway.LocalPrincipal.Digest() || claim["session"] != c.GetSessionId() || claim["tenant"] != "local" {
 		t.Fatalf("claim record %v: want the session's owner, session and tenant", claim)

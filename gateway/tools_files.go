@@ -99,25 +99,17 @@ func runReadFile(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
 		return nil, err
 	}
 	req := protocol.ReadRequest{Path: a.Path, Offset: a.Offset, Limit: a.Limit, StartLine: a.StartLine, EndLine: a.EndLine, Encoding: a.Encoding}
-	var res protocol.ReadResult
-	if c.runner.Payloads() {
-		// Large content comes beside the JSON, not escaped inside it;
-		// small content still comes in Content.
-		req.Raw = true
-		data, err := c.runner.CallPayload(ctx, protocol.OpFileRead, req, nil, &res)
-		if err != nil {
-			return nil, err
-		}
-		if data != nil {
-			res.Content = protocol.RenderContent(data, res.Encoding)
-		}
-	} else if err := c.runner.Call(ctx, protocol.OpFileRead, req, &res); err != nil {
+	res, data, err := c.readFile(ctx, req)
+	if err != nil {
 		return nil, err
 	}
 	// The content goes once, as the text content; structuredContent is
 	// the metadata (path, size, range, encoding), not a second copy.
 	content := res.Content
-	res.Content = ""
+	if data != nil {
+		content = protocol.RenderContent(data, res.Encoding)
+	}
+	res.Content, res.Data = "", nil
 	return structured(res, content, false), nil
 }
 
@@ -163,7 +155,7 @@ func runListDirectory(ctx context.Context, c *call) (*mcp.CallToolResult, error)
 	}
 	req := protocol.ListRequest{Path: a.Path, Depth: a.Depth, Hidden: a.Hidden}
 	if req.Path == "" {
-		req.Path = "/workspace"
+		req.Path = workspaceDir
 	}
 	return unaryTool(ctx, c, protocol.OpFileList, req, listingText)
 }

@@ -139,15 +139,7 @@ func runNotebook(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
 
 // readNotebook reads the whole notebook, refusing one above the cap.
 func (c *call) readNotebook(ctx context.Context, path string) (string, []byte, error) {
-	req := protocol.ReadRequest{Path: path, Limit: maxNotebookBytes, Raw: c.runner.Payloads()}
-	var res protocol.ReadResult
-	var data []byte
-	var err error
-	if req.Raw {
-		data, err = c.runner.CallPayload(ctx, protocol.OpFileRead, req, nil, &res)
-	} else {
-		err = c.runner.Call(ctx, protocol.OpFileRead, req, &res)
-	}
+	res, data, err := c.readFile(ctx, protocol.ReadRequest{Path: path, Limit: maxNotebookBytes})
 	if err != nil {
 		return "", nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"net"
+	"os"
 	"strconv"
 	"time"
 )
@@ -40,6 +41,19 @@ type Sandbox interface {
 	Dial(ctx context.Context) (net.Conn, error)
 	// Destroy stops and removes the sandbox and everything it wrote.
 	Destroy(ctx context.Context) error
+}
+
+// HostFiles is implemented by a Sandbox whose workspace is a file system
+// on the gateway's own host (Docker with workspaces on disk), so that the
+// gateway can read a file there itself instead of asking the runner.
+type HostFiles interface {
+	// OpenHostFile opens the file at path (absolute and clean, as the
+	// sandbox names it) read-only, with the sandbox user's permissions.
+	// It fails for any path the host cannot answer for exactly as the
+	// sandbox would (outside the workspace, through a symlink, onto
+	// another mount, a workspace not on this host's disk); the caller
+	// then asks the runner, whose answer is the reference.
+	OpenHostFile(path string) (*os.File, error)
 }
 
 // Spec says what to create.

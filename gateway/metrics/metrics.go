@@ -28,6 +28,12 @@ const (
 	StartReplace = "replace" // a new container for a sandbox whose runner died
 )
 
+// Where a file read was served (FileReads).
+const (
+	ReadHost   = "host"
+	ReadRunner = "runner"
+)
+
 // Metrics is one gateway's set of instruments.
 type Metrics struct {
 	reg *prometheus.Registry
@@ -64,6 +70,9 @@ type Metrics struct {
 	// EgressConnections counts egress connections by outcome (ok,
 	// denied, error).
 	EgressConnections *prometheus.CounterVec
+	// FileReads counts file reads by where they were served: ReadHost
+	// (the gateway read the workspace on its own disk) or ReadRunner.
+	FileReads *prometheus.CounterVec
 }
 
 // latencyBuckets spans a fast file read (0.5 ms) to a long command (5 min).
@@ -98,6 +107,8 @@ func New() *Metrics {
 			Help: "HTTP requests by route group (mcp, oauth, metadata, healthz, other) and status code."}, []string{"handler", "code"}),
 		EgressConnections: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "egress_connections_total",
 			Help: "Sandbox egress connections by outcome (ok, denied, error)."}, []string{"outcome"}),
+		FileReads: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "file_reads_total",
+			Help: "File reads by where they were served (host: from the workspace on the gateway's disk; runner)."}, []string{"via"}),
 	}
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
@@ -105,7 +116,7 @@ func New() *Metrics {
 		m.ToolCalls, m.ToolSeconds, m.SandboxStarts, m.SandboxStartSeconds, m.PoolClaims,
 		m.RunnerReconnects, m.RunnerDeaths,
 		m.AuditAppendSeconds, m.AuditSyncSeconds, m.AuditSyncRecords,
-		m.HTTPRequests, m.EgressConnections,
+		m.HTTPRequests, m.EgressConnections, m.FileReads,
 	)
 	return m
 }

@@ -18,6 +18,15 @@ import (
 // cap fails; a range read returns at most the cap and says whether it
 // reached the end.
 func (s *Service) Read(ctx context.Context, req protocol.ReadRequest) (protocol.ReadResult, error) {
+	return s.ReadVia(ctx, req, openNonblocking)
+}
+
+// ReadVia is Read with the resolved absolute path opened by open instead
+// of by this process: for the gateway, which reaches a workspace on its
+// own host's disk and opens the file there (as the sandbox user, never
+// through a symlink), so that both sides return the same result for the
+// same bytes. open's error is reported as Read reports an open's.
+func (s *Service) ReadVia(ctx context.Context, req protocol.ReadRequest, open func(path string) (*os.File, error)) (protocol.ReadResult, error) {
 	p, err := s.resolve("read", req.Path)
 	if err != nil {
 		return protocol.ReadResult{}, err
@@ -28,11 +37,15 @@ func (s *Service) Read(ctx context.Context, req protocol.ReadRequest) (protocol.
 	if ctx.Err() != nil {
 		return protocol.ReadResult{}, canceled("read", p)
 	}
-	f, fi, err := s.openFile("read", p, p)
+	f, err := open(p)
+	if err != nil {
+		return protocol.ReadResult{}, s.fsError("read", p, err)
+	}
+	defer f.Close()
+	fi, err := s.checkOpened("read", p, f)
 	if err != nil {
 		return protocol.ReadResult{}, err
 	}
-	defer f.Close()
 
 	limit := capAt(req.MaxBytes, s.opts.MaxReadBytes)
 	var res protocol.ReadResult
@@ -76,29 +89,44 @@ func checkRead(p string, req protocol.ReadRequest) error {
 }
 
 // openFile opens path (which name is shown as) for reading and checks that
-// it is a regular file. O_NONBLOCK keeps a named pipe from blocking the
-// open until a writer appears; it changes nothing for regular files.
+// it is a regular file.
 func (s *Service) openFile(op, name, path string) (*os.File, fs.FileInfo, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := openNonblocking(path)
 	if err != nil {
 		return nil, nil, s.fsError(op, name, err)
 	}
+	fi, err := s.checkOpened(op, name, f)
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, fi, nil
+}
+
+// openNonblocking opens path for reading. O_NONBLOCK keeps a named pipe
+// from blocking the open until a writer appears; it changes nothing for
+// regular files.
+func openNonblocking(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+}
+
+// checkOpened returns the FileInfo of f, opened as name, when it is a
+// regular file, and an error that says what it is otherwise. It does not
+// close f.
+func (s *Service) checkOpened(op, name string, f *os.File) (fs.FileInfo, error) {
 	fi, err := f.Stat()
 	if err != nil {
-		f.Close()
-		return nil, nil, s.fsError(op, name, err)
+		return nil, s.fsError(op, name, err)
 	}
 	if fi.IsDir() {
-		f.Close()
-		return nil, nil, protocol.Errorf(protocol.CodeIsDir,
+		return nil, protocol.Errorf(protocol.CodeIsDir,
 			"%s %s: is a directory; use list_directory to see its entries", op, name)
 	}
 	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, nil, protocol.Errorf(protocol.CodeInvalid,
+		return nil, protocol.Errorf(protocol.CodeInvalid,
 			"%s %s: is a %s, not a regular file; only regular files can be read or edited", op, name, describe(fi.Mode()))
 	}
-	return f, fi, nil
+	return fi, nil
 }
 
 // readWhole reads all of f, failing when it is above limit. The size from
@@ -109,7 +137,7 @@ func readWhole(f *os.File, p string, size, limit int64) (protocol.ReadResult, []
 	if size > limit {
 		return protocol.ReadResult{}, nil, tooLarge("read", p, "file", size, limit, "read", hint)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	data, err := readAtMost(f, size, limit)
 	if err != nil {
 		return protocol.ReadResult{}, nil, err
 	}
@@ -117,6 +145,28 @@ func readWhole(f *os.File, p string, size, limit int64) (protocol.ReadResult, []
 		return protocol.ReadResult{}, nil, tooLarge("read", p, "file", int64(len(data)), limit, "read", hint)
 	}
 	return protocol.ReadResult{Size: int64(len(data)), EOF: true}, data, nil
+}
+
+// readAtMost reads r to its end or to limit+1 bytes, whichever comes
+// first. It starts with room for size bytes (what stat said, 0 for files
+// in /proc) and one more, so that a file whose size stat knows takes one
+// read plus the one that sees its end.
+func readAtMost(r io.Reader, size, limit int64) ([]byte, error) {
+	data := make([]byte, 0, min(size, limit)+1)
+	for int64(len(data)) <= limit {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)] // grow as append does
+		}
+		n, err := r.Read(data[len(data):min(int64(cap(data)), limit+1)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			return data, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return data, nil
 }
 
 // readRange reads at most n bytes at off with ReadAt, so only the range is

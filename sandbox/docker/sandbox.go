@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
+	"os"
+	"strings"
 
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -18,7 +20,10 @@ type handle struct {
 	sock string // host path of the runner socket
 }
 
-var _ sandbox.Sandbox = (*handle)(nil)
+var (
+	_ sandbox.Sandbox   = (*handle)(nil)
+	_ sandbox.HostFiles = (*handle)(nil)
+)
 
 // ID returns the sandbox id.
 func (h *handle) ID() string { return h.info.ID }
@@ -37,6 +42,16 @@ func (h *handle) Dial(ctx context.Context) (net.Conn, error) {
 		return nil, fmt.Errorf("dial runner of sandbox %s: %w", h.info.ID, err)
 	}
 	return conn, nil
+}
+
+// OpenHostFile opens a file of the sandbox's workspace from the host side;
+// see sandbox.HostFiles and workspace.Manager.OpenAsUser.
+func (h *handle) OpenHostFile(path string) (*os.File, error) {
+	name, ok := strings.CutPrefix(path, WorkspaceDir+"/")
+	if !ok || !h.info.WorkspaceDurable {
+		return nil, errors.ErrUnsupported
+	}
+	return h.p.ws.OpenAsUser(h.info.ID, name)
 }
 
 // Destroy removes the sandbox; see Provider.Remove.

@@ -65,6 +65,10 @@ type Manager struct {
 	backend Backend
 	reason  string // why Auto fell back to Tmpfs
 	locks   sync.Map
+	// root is Root, open for as long as the Manager lives (with Loop),
+	// so that OpenAsUser resolves two names below it per file, not the
+	// whole path from /.
+	root *os.File
 }
 
 // Open checks what the host supports and returns a Manager. With Backend
@@ -92,6 +96,9 @@ func Open(ctx context.Context, opts Options) (*Manager, error) {
 	switch {
 	case err == nil:
 		m.backend = Loop
+		if m.root, err = os.Open(opts.Root); err != nil {
+			return nil, fmt.Errorf("workspace root: %w", err)
+		}
 	case opts.Backend == Loop:
 		return nil, fmt.Errorf("workspace backend loop: %w", err)
 	default:

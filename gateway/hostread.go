@@ -1,0 +1,47 @@
+package gateway
+
+import (
+	"context"
+
+	"github.com/sandgate/sandgate/gateway/metrics"
+	"github.com/sandgate/sandgate/runner/files"
+	"github.com/sandgate/sandgate/runner/protocol"
+	"github.com/sandgate/sandgate/sandbox"
+)
+
+// workspaceDir is where every provider mounts a sandbox's workspace, and
+// what relative paths in tool arguments are relative to.
+const workspaceDir = "/workspace"
+
+// hostFiles reads files with the runner's own code and defaults, for the
+// reads the gateway serves from its host's disk: both sides return the
+// same result for the same bytes.
+var hostFiles = files.New(files.Options{Workspace: workspaceDir})
+
+// readFile reads a file of the call's sandbox. Where the sandbox's
+// workspace is on this host's disk (sandbox.HostFiles), the gateway reads
+// it there, as the sandbox user, and skips the runner's round trip;
+// anything the host cannot answer exactly as the sandbox would (a
+// symlink, a path outside the workspace, any error at all) goes to the
+// runner, whose answer is the reference. The bytes come back as data or,
+// from a runner that sends small content inline, in res.Content.
+func (c *call) readFile(ctx context.Context, req protocol.ReadRequest) (res protocol.ReadResult, data []byte, err error) {
+	if hf, ok := c.box.sandbox().(sandbox.HostFiles); ok {
+		onHost := req
+		onHost.Raw = true
+		if res, err := hostFiles.ReadVia(ctx, onHost, hf.OpenHostFile); err == nil {
+			c.g.metrics.FileReads.WithLabelValues(metrics.ReadHost).Inc()
+			return res, res.Data, nil
+		}
+	}
+	c.g.metrics.FileReads.WithLabelValues(metrics.ReadRunner).Inc()
+	if !c.runner.Payloads() {
+		err = c.runner.Call(ctx, protocol.OpFileRead, req, &res)
+		return res, nil, err
+	}
+	// Large content comes beside the JSON, not escaped inside it; small
+	// content still comes in Content.
+	req.Raw = true
+	data, err = c.runner.CallPayload(ctx, protocol.OpFileRead, req, nil, &res)
+	return res, data, err
+}
