@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -280,6 +282,20 @@ func (r *e2bRunner) Do(ctx context.Context, op e2b.Op, fn func(ctx context.Conte
 		defer r.b.release()
 		return fn(ctx, c.runner)
 	})
+}
+
+// OpenRegular opens a file of the sandbox on this host's disk for a
+// download (e2b.HostReader); it fails where read_file would ask the
+// runner (see readFile), and the download then goes through the runner.
+func (r *e2bRunner) OpenRegular(path string) (*os.File, fs.FileInfo, error) {
+	hf, ok := r.b.sandbox().(sandbox.HostFiles)
+	if !ok {
+		r.g.countRead(false)
+		return nil, nil, errors.ErrUnsupported
+	}
+	f, fi, err := hostFiles.OpenVia(path, hf.OpenHostFile)
+	r.g.countRead(err == nil)
+	return f, fi, err
 }
 
 // categorize wraps the gateway's own error categories in the E2B API's.

@@ -55,6 +55,11 @@ func TestE2BSDK(t *testing.T) {
 			}
 			rep := runSDKScript(t, node, dir, []string{"E2B_API_URL=" + og.Base, "E2B_SANDBOX_URL=" + og.Base, "E2B_API_KEY=" + key, "E2B_OTHER_KEY=" + other})
 			t.Logf("e2b %s, @e2b/code-interpreter %s: %d checks passed; 100 MiB upload %d ms, download %d ms", rep.SDK, rep.InterpreterSDK, len(rep.Steps), rep.UploadMs, rep.DownloadMs)
+			// Downloads from the workspace on this host's disk are copies
+			// from the open file, not reads through the runner.
+			if got := scrape(t, og.testGateway)[`sandgate_file_reads_total{via="host"}`]; got == 0 {
+				t.Error("no SDK download was served from the host's disk")
+			}
 			var tools []string
 			for _, ev := range auditRecords(t, og.AuditPath) {
 				if ev.Kind == audit.KindToolEnd && ev.Principal.Subject == rec.ID && !slices.Contains(tools, ev.Tool) {

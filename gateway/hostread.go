@@ -30,11 +30,11 @@ func (c *call) readFile(ctx context.Context, req protocol.ReadRequest) (res prot
 		onHost := req
 		onHost.Raw = true
 		if res, err := hostFiles.ReadVia(ctx, onHost, hf.OpenHostFile); err == nil {
-			c.g.metrics.FileReads.WithLabelValues(metrics.ReadHost).Inc()
+			c.g.countRead(true)
 			return res, res.Data, nil
 		}
 	}
-	c.g.metrics.FileReads.WithLabelValues(metrics.ReadRunner).Inc()
+	c.g.countRead(false)
 	if !c.runner.Payloads() {
 		err = c.runner.Call(ctx, protocol.OpFileRead, req, &res)
 		return res, nil, err
@@ -44,4 +44,13 @@ func (c *call) readFile(ctx context.Context, req protocol.ReadRequest) (res prot
 	req.Raw = true
 	data, err = c.runner.CallPayload(ctx, protocol.OpFileRead, req, nil, &res)
 	return res, data, err
+}
+
+// countRead counts a file read by where it was served.
+func (g *Server) countRead(onHost bool) {
+	via := metrics.ReadRunner
+	if onHost {
+		via = metrics.ReadHost
+	}
+	g.metrics.FileReads.WithLabelValues(via).Inc()
 }

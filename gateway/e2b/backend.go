@@ -2,6 +2,8 @@ package e2b
 
 import (
 	"context"
+	"io/fs"
+	"os"
 	"time"
 
 	"github.com/sandgate/sandgate/runner/protocol"
@@ -72,6 +74,16 @@ type Runner interface {
 	// for as long as the request lasts; the sandbox counts as busy
 	// meanwhile.
 	Do(ctx context.Context, op Op, fn func(ctx context.Context, c *protocol.Client) error) error
+}
+
+// HostReader is implemented by a Runner that can open a file of its
+// sandbox on the gateway's own disk (see sandbox.HostFiles), so that a
+// download is a copy from that file instead of reads through the runner.
+// OpenRegular returns a regular file, opened as the sandbox user, and
+// what stat said of it; when it fails, for whatever reason, the download
+// goes through the runner, whose answer is the reference.
+type HostReader interface {
+	OpenRegular(path string) (*os.File, fs.FileInfo, error)
 }
 
 // Op names a data-plane call for the audit log and the scope check.

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -30,14 +32,28 @@ const testToken = "test-access-token"
 type testBackend struct {
 	e2b.Backend
 	runner *testRunner
+	// openRegular, when set, makes the sandbox's Runner an
+	// e2b.HostReader that opens files with it.
+	openRegular func(path string) (*os.File, fs.FileInfo, error)
 }
 
 func (b *testBackend) Open(_ context.Context, id, token string) (e2b.Runner, error) {
 	if id != b.runner.id || token != testToken {
 		return nil, fmt.Errorf("sandbox %s: %w", id, sandbox.ErrNotFound)
 	}
+	if b.openRegular != nil {
+		return hostRunner{b.runner, b.openRegular}, nil
+	}
 	return b.runner, nil
 }
+
+// hostRunner is a testRunner that also opens files itself.
+type hostRunner struct {
+	*testRunner
+	open func(path string) (*os.File, fs.FileInfo, error)
+}
+
+func (r hostRunner) OpenRegular(path string) (*os.File, fs.FileInfo, error) { return r.open(path) }
 
 // testRunner runs every call on its client, if the token's scopes
 // cover it, and records the ops it was asked for.
@@ -80,6 +96,7 @@ type env struct {
 	proc      processconnect.ProcessClient
 	fs        filesystemconnect.FilesystemClient
 	runner    *testRunner
+	backend   *testBackend
 	workspace string // the sandbox's workspace on this host
 	local     *sandboxtest.Local
 	id        string
@@ -103,9 +120,10 @@ func newEnv(t *testing.T, scopes ...string) *env {
 	}
 	t.Cleanup(func() { c.Close() })
 	r := &testRunner{id: sb.ID(), c: c, scopes: scopes}
-	srv := httptest.NewServer(e2b.New(e2b.Options{Backend: &testBackend{runner: r}}))
+	backend := &testBackend{runner: r}
+	srv := httptest.NewServer(e2b.New(e2b.Options{Backend: backend}))
 	t.Cleanup(srv.Close)
-	e := &env{runner: r, workspace: local.Workspace(sb.ID()), local: local, id: sb.ID(), url: srv.URL}
+	e := &env{runner: r, backend: backend, workspace: local.Workspace(sb.ID()), local: local, id: sb.ID(), url: srv.URL}
 	e.proc, e.fs = e.clients(testToken)
 	return e
 }

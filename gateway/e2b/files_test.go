@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"io/fs"
 	"mime/multipart"
 	"net/http"
 	"net/url"
@@ -148,6 +149,64 @@ func TestUploadDownloadRoundTrip(t *testing.T) {
 		if op.Summary["path"] == nil || len(op.Summary) > 2 {
 			t.Errorf("op %s: audit summary %v, want the path and at most a byte count", op.Name, op.Summary)
 		}
+	}
+}
+
+// TestDownloadFromHost: a Runner that opens files on the gateway's own
+// disk (e2b.HostReader) serves a download by copying from the open file,
+// with the header and bytes the runner would give; a file the host
+// declines goes through the runner; and a file that shrinks after its
+// stat cuts the download off instead of ending it short.
+func TestDownloadFromHost(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t)
+	data := randomBytes(t, bigFile)
+	for _, name := range []string{"host.bin", "declined.bin", "shrinks.bin"} {
+		if err := os.WriteFile(filepath.Join(env.workspace, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var opened []string
+	env.backend.openRegular = func(path string) (*os.File, fs.FileInfo, error) {
+		if path == "declined.bin" {
+			return nil, nil, errors.ErrUnsupported
+		}
+		f, err := os.Open(filepath.Join(env.workspace, path))
+		if err != nil {
+			return nil, nil, err
+		}
+		fi, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return nil, nil, err
+		}
+		opened = append(opened, path)
+		if path == "shrinks.bin" {
+			if err := os.Truncate(filepath.Join(env.workspace, path), fi.Size()/2); err != nil {
+				t.Error(err)
+			}
+		}
+		return f, fi, nil
+	}
+
+	for _, name := range []string{"host.bin", "declined.bin"} {
+		res := env.do(t, download(name))
+		body, err := io.ReadAll(res.Body)
+		if err != nil || res.StatusCode != http.StatusOK || res.ContentLength != bigFile || res.Header.Get("Content-Type") != "application/octet-stream" {
+			t.Fatalf("download %s: %s, Content-Length %d, Content-Type %q, %v", name, res.Status, res.ContentLength, res.Header.Get("Content-Type"), err)
+		}
+		if !bytes.Equal(body, data) {
+			t.Errorf("download %s: the bytes differ from the file's", name)
+		}
+	}
+	if len(opened) != 1 || opened[0] != "host.bin" {
+		t.Errorf("files opened on the host: %v, want only host.bin (declined.bin goes through the runner)", opened)
+	}
+
+	res := env.do(t, download("shrinks.bin"))
+	body, err := io.ReadAll(res.Body)
+	if err == nil {
+		t.Errorf("a file that shrank after its stat: %s and %d of %d bytes without an error; want the download cut off", res.Status, len(body), res.ContentLength)
 	}
 }
 

@@ -37,15 +37,11 @@ func (s *Service) ReadVia(ctx context.Context, req protocol.ReadRequest, open fu
 	if ctx.Err() != nil {
 		return protocol.ReadResult{}, canceled("read", p)
 	}
-	f, err := open(p)
-	if err != nil {
-		return protocol.ReadResult{}, s.fsError("read", p, err)
-	}
-	defer f.Close()
-	fi, err := s.checkOpened("read", p, f)
+	f, fi, err := s.openChecked("read", p, p, open)
 	if err != nil {
 		return protocol.ReadResult{}, err
 	}
+	defer f.Close()
 
 	limit := capAt(req.MaxBytes, s.opts.MaxReadBytes)
 	var res protocol.ReadResult
@@ -88,10 +84,28 @@ func checkRead(p string, req protocol.ReadRequest) error {
 	return nil
 }
 
+// OpenVia opens the file at path, resolved as Read resolves it, with
+// open, and returns it with its FileInfo when it is a regular file: for
+// the gateway, which streams a file of a workspace on its own disk
+// instead of reading it through the runner (see ReadVia).
+func (s *Service) OpenVia(path string, open func(path string) (*os.File, error)) (*os.File, fs.FileInfo, error) {
+	p, err := s.resolve("read", path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s.openChecked("read", p, p, open)
+}
+
 // openFile opens path (which name is shown as) for reading and checks that
 // it is a regular file.
 func (s *Service) openFile(op, name, path string) (*os.File, fs.FileInfo, error) {
-	f, err := openNonblocking(path)
+	return s.openChecked(op, name, path, openNonblocking)
+}
+
+// openChecked opens path with open and returns it when it is a regular
+// file; else it closes it and says what it is.
+func (s *Service) openChecked(op, name, path string, open func(string) (*os.File, error)) (*os.File, fs.FileInfo, error) {
+	f, err := open(path)
 	if err != nil {
 		return nil, nil, s.fsError(op, name, err)
 	}
