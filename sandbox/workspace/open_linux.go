@@ -27,7 +27,7 @@ const beneath = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_N
 // the root, another mount, a workspace not on this host's disk, and a
 // process that is not root (it could not take the sandbox user's ids).
 func (m *Manager) OpenAsUser(id, name string) (*os.File, error) {
-	if m.backend != Loop || !idPattern.MatchString(id) || os.Geteuid() != 0 {
+	if m.backend != Loop || !runAsRoot || !idPattern.MatchString(id) {
 		return nil, errors.ErrUnsupported
 	}
 	// The sandbox's directory is root's (0700): its mount point is
@@ -68,6 +68,12 @@ func openBeneathAs(dir int, name string, uid, gid int) (*os.File, error) {
 	return os.NewFile(uintptr(fd), name), nil
 }
 
+// The process's ids, read once: a gateway never changes them.
+var (
+	runAsRoot = os.Geteuid() == 0
+	rootGID   = os.Getegid()
+)
+
 // asUser runs fn with this OS thread's file system ids set to uid:gid,
 // and then back to root's. The file system ids are the ones the kernel
 // checks file permissions against, and setting fsuid away from 0 also
@@ -76,22 +82,32 @@ func openBeneathAs(dir int, name string, uid, gid int) (*os.File, error) {
 // per thread: the raw setfsuid(2) changes only the caller's (unlike
 // syscall.Setuid, which Go applies to every thread), the goroutine is
 // locked to its thread meanwhile, and Go never clones a new thread from a
-// locked one. Should the ids not come back, the thread stays locked so
-// that it ends with this goroutine and nothing else ever runs on it.
+// locked one. setfsuid(2) reports no failure, so the ids are read back
+// both ways: fn runs only as uid:gid (a root without CAP_SETUID would
+// run it as root), and should root's ids not come back, the thread stays
+// locked, so that it ends with this goroutine and nothing else ever runs
+// on it.
 func asUser(uid, gid int, fn func() error) error {
 	runtime.LockOSThread()
-	egid := os.Getegid()
 	unix.Setfsgid(gid)
 	unix.Setfsuid(uid)
-	err := fn()
+	err := errors.New("this process cannot take the sandbox user's file system ids (no CAP_SETUID or CAP_SETGID)")
+	if fsuid, fsgid := fsIDs(); fsuid == uid && fsgid == gid {
+		err = fn()
+	}
 	unix.Setfsuid(0)
-	unix.Setfsgid(egid)
-	// An invalid id (-1) changes nothing and returns the current one.
-	fsuid, _ := unix.SetfsuidRetUid(-1)
-	fsgid, _ := unix.SetfsgidRetGid(-1)
-	if fsuid != 0 || fsgid != egid {
+	unix.Setfsgid(rootGID)
+	if fsuid, fsgid := fsIDs(); fsuid != 0 || fsgid != rootGID {
 		return fmt.Errorf("file system ids stayed %d:%d after an open as %d:%d; the thread is retired", fsuid, fsgid, uid, gid)
 	}
 	runtime.UnlockOSThread()
 	return err
+}
+
+// fsIDs returns this thread's file system ids: setting an invalid id
+// (-1) changes nothing and returns the current one.
+func fsIDs() (uid, gid int) {
+	uid, _ = unix.SetfsuidRetUid(-1)
+	gid, _ = unix.SetfsgidRetGid(-1)
+	return uid, gid
 }
