@@ -14,6 +14,7 @@ import (
 	"github.com/sandgate/sandgate/gateway/audit"
 	"github.com/sandgate/sandgate/gateway/metrics"
 	"github.com/sandgate/sandgate/runner/protocol"
+	"github.com/sandgate/sandgate/sandbox"
 )
 
 var errAuditDown = errors.New("audit log unavailable")
@@ -109,6 +110,9 @@ func (g *Server) handler(d toolDef) server.ToolHandlerFunc {
 			if serr := <-started; serr != nil {
 				return g.refuseUnaudited(d, serr), nil
 			}
+		}
+		if err != nil && c.box != nil && g.boxes.removedDuringCall(ctx, c.box, err) {
+			err = fmt.Errorf("%w: destroyed while this call ran", sandbox.ErrNotFound)
 		}
 		if err != nil {
 			res = c.errorResult(err)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/sandgate/sandgate/runner/protocol"
 	"github.com/sandgate/sandgate/sandbox"
 )
 
@@ -317,6 +318,27 @@ func (m *sandboxes) reconcileShared(ctx context.Context, now time.Time) {
 		}
 	}
 	m.mu.Unlock()
+}
+
+// removedDuringCall reports whether a call on b that lost its runner
+// (err says the connection broke or the runner stopped answering) lost
+// it because another replica destroyed the sandbox meanwhile: its record
+// is gone. The box is then forgotten, and the caller is told the sandbox
+// is not found rather than that its next call replaces it. Whether the
+// runner's connection closes first or its heartbeat runs out first
+// depends on how the pod's deletion unfolds; the answer must not.
+func (m *sandboxes) removedDuringCall(ctx context.Context, b *box, err error) bool {
+	if !m.replicated() {
+		return false
+	}
+	if code := protocol.CodeOf(err); code != protocol.CodeUnresponsive && code != protocol.CodeUnavailable {
+		return false
+	}
+	if _, rerr := m.record(context.WithoutCancel(ctx), b.id()); !isNotFound(rerr) {
+		return false
+	}
+	m.forget(b)
+	return true
 }
 
 // forget stops tracking b, whose sandbox another replica (or an

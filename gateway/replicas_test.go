@@ -124,6 +124,29 @@ func TestReplicasShareSandboxes(t *testing.T) {
 	}
 }
 
+// TestReplicasSandboxGoneSilently: another replica destroyed a sandbox
+// and its runner's connection never closed (a Kubernetes pod's network
+// can go first), so this replica learns of the loss from its heartbeat
+// while a call waits. That call answers that the sandbox is not found,
+// not that its next call replaces it, and the replica forgets it.
+func TestReplicasSandboxGoneSilently(t *testing.T) {
+	t.Parallel()
+	a, _, local := replicaPair(t, nil)
+	ca := modernClient(t, a.URL)
+	id := createOn(t, ca, nil)
+	mustOK(t, "run_shell", call(t, ca, "run_shell", map[string]any{"sandbox_id": id, "command": "true"}))
+	if err := local.Lose(id); err != nil {
+		t.Fatal(err)
+	}
+	res, err := callErr(t.Context(), ca, "run_shell", map[string]any{"sandbox_id": id, "command": "true"})
+	if err != nil || !res.IsError || !strings.Contains(text(res), "sandbox not found") {
+		t.Fatalf("a call on a sandbox gone without a word: %v %q; want not found", err, text(res))
+	}
+	if a.gw.Tracks(id) {
+		t.Error("the replica still tracks the sandbox")
+	}
+}
+
 // hasRecord reports whether the audit log at path has a record of kind
 // for sandbox id.
 func hasRecord(t testing.TB, path string, kind audit.Kind, id string) bool {

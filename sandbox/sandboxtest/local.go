@@ -44,6 +44,7 @@ type Local struct {
 	used    map[string]time.Time // Touch
 	network map[string][]string  // SetNetwork
 	ends    map[string]time.Time // SetDeadline
+	lost    []*localBox          // Lose: runners without a record, stopped at cleanup
 }
 
 // localBox is one sandbox: its directory and its current runner process.
@@ -82,6 +83,9 @@ func NewLocal(t testing.TB, images ...string) *Local {
 	t.Cleanup(func() {
 		for _, id := range l.ids() {
 			_ = l.Remove(context.Background(), id)
+		}
+		for _, b := range l.lost {
+			l.stop(b)
 		}
 		os.RemoveAll(root)
 	})
@@ -259,6 +263,25 @@ func (l *Local) Remove(_ context.Context, id string) error {
 	}
 	l.stop(b)
 	return os.RemoveAll(b.dir)
+}
+
+// Lose drops sandbox id's record while its runner, stopped (SIGSTOP),
+// keeps its connections open: as when another replica deletes a
+// Kubernetes sandbox and the pod's network goes before any connection to
+// its runner closes, so that a gateway learns of it only from its
+// heartbeat. The runner is stopped for good when the test ends.
+func (l *Local) Lose(id string) error {
+	if err := l.Stop(id); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lost = append(l.lost, l.boxes[id])
+	delete(l.boxes, id)
+	delete(l.used, id)
+	delete(l.network, id)
+	delete(l.ends, id)
+	return nil
 }
 
 // Kill SIGKILLs the sandbox's runner, as when its container dies.
