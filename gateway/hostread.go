@@ -26,15 +26,9 @@ var hostFiles = files.New(files.Options{Workspace: workspaceDir})
 // runner, whose answer is the reference. The bytes come back as data or,
 // from a runner that sends small content inline, in res.Content.
 func (c *call) readFile(ctx context.Context, req protocol.ReadRequest) (res protocol.ReadResult, data []byte, err error) {
-	if hf, ok := c.box.sandbox().(sandbox.HostFiles); ok {
-		onHost := req
-		onHost.Raw = true
-		if res, err := hostFiles.ReadVia(ctx, onHost, hf.OpenHostFile); err == nil {
-			c.g.countRead(true)
-			return res, res.Data, nil
-		}
+	if res, ok := c.g.readOnHost(ctx, c.box, req); ok {
+		return res, res.Data, nil
 	}
-	c.g.countRead(false)
 	if !c.runner.Payloads() {
 		err = c.runner.Call(ctx, protocol.OpFileRead, req, &res)
 		return res, nil, err
@@ -44,6 +38,21 @@ func (c *call) readFile(ctx context.Context, req protocol.ReadRequest) (res prot
 	req.Raw = true
 	data, err = c.runner.CallPayload(ctx, protocol.OpFileRead, req, nil, &res)
 	return res, data, err
+}
+
+// readOnHost reads req in b's sandbox from this host's disk when the
+// sandbox's workspace is here (sandbox.HostFiles), the bytes in
+// res.Data, and counts the read by where it goes. ok is false when the
+// host declines, for whatever reason: the caller then asks the runner.
+func (g *Server) readOnHost(ctx context.Context, b *box, req protocol.ReadRequest) (res protocol.ReadResult, ok bool) {
+	if hf, isHost := b.sandbox().(sandbox.HostFiles); isHost {
+		req.Raw = true
+		var err error
+		res, err = hostFiles.ReadVia(ctx, req, hf.OpenHostFile)
+		ok = err == nil
+	}
+	g.countRead(ok)
+	return res, ok
 }
 
 // countRead counts a file read by where it was served.

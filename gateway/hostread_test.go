@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/sandgate/sandgate/runner/protocol"
 	"github.com/sandgate/sandgate/sandbox/sandboxtest"
 )
@@ -84,8 +86,9 @@ echo secret > secret && chmod 000 secret && echo hidden > locked/c.txt && chmod 
 		}
 	}
 
-	// Through MCP: the served read counts as the host's, the refused one
-	// as the runner's, and the caller sees the runner's error.
+	// Through MCP: the served reads count as the host's, the refused one
+	// and the directory as the runner's, and the caller sees the runner's
+	// error and listing.
 	before := scrape(t, tg)
 	if got := text(mustOK(t, "read_file", call(t, c, "read_file", map[string]any{"path": "a.txt"}))); got != "one\ntwo\nthree\n" {
 		t.Errorf("read_file a.txt: %q", got)
@@ -94,8 +97,22 @@ echo secret > secret && chmod 000 secret && echo hidden > locked/c.txt && chmod 
 	if !res.IsError || !strings.Contains(text(res), "permission denied") {
 		t.Errorf("read_file of a file without a read bit: %s; want the runner's permission error", text(res))
 	}
+	file, err := readResource(t, c, "sandbox://"+id+"/sub/utf8.txt")
+	if err != nil || len(file.Contents) != 1 {
+		t.Fatalf("resources/read of a file: %+v, %v", file, err)
+	}
+	if tc, ok := file.Contents[0].(mcp.TextResourceContents); !ok || tc.Text != "h\u00e9llo" || tc.MIMEType != "text/plain" {
+		t.Errorf("resources/read of a file: %+v; want its text as text/plain", file.Contents[0])
+	}
+	dir, err := readResource(t, c, "sandbox://"+id+"/sub")
+	if err != nil || len(dir.Contents) != 1 {
+		t.Fatalf("resources/read of a directory: %+v, %v", dir, err)
+	}
+	if tc, ok := dir.Contents[0].(mcp.TextResourceContents); !ok || !strings.Contains(tc.Text, "utf8.txt") {
+		t.Errorf("resources/read of a directory: %+v; want its listing", dir.Contents[0])
+	}
 	after := scrape(t, tg)
-	for via, want := range map[string]float64{"host": 1, "runner": 1} {
+	for via, want := range map[string]float64{"host": 2, "runner": 2} {
 		name := `sandgate_file_reads_total{via="` + via + `"}`
 		if got := after[name] - before[name]; got != want {
 			t.Errorf("%s moved by %v, want %v", name, got, want)

@@ -41,7 +41,7 @@ func (g *Server) embedReadme(ctx context.Context, sandboxID, repo string) *mcp.E
 			if rc.Call(ctx, protocol.OpFileStat, protocol.PathRequest{Path: file}, &fi) != nil || fi.Type != protocol.TypeFile || fi.Size > maxEmbedBytes {
 				continue
 			}
-			contents, err := readContents(ctx, rc, sandboxURI(b.id(), file), file)
+			contents, err := g.readContents(ctx, b, rc, sandboxURI(b.id(), file), file)
 			if err != nil {
 				return err
 			}

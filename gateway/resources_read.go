@@ -35,14 +35,19 @@ func (g *Server) readSandboxResource(ctx context.Context, req mcp.ReadResourceRe
 	}
 	var out []mcp.ResourceContents
 	err = g.resourceCall(ctx, p, session, b, toolResourcesRead, map[string]string{"uri": cut(uri, 200)}, func(ctx context.Context, rc *protocol.Client) error {
-		out, err = readContents(ctx, rc, uri, ref.runnerPath())
+		out, err = g.readContents(ctx, b, rc, uri, ref.runnerPath())
 		return runnerNotFound(ctx, uri, err)
 	})
 	return out, err
 }
 
-// readContents reads path through rc as uri's contents.
-func readContents(ctx context.Context, rc *protocol.Client, uri, path string) ([]mcp.ResourceContents, error) {
+// readContents reads path in b's sandbox as uri's contents: a file from
+// this host's disk when it can (see readOnHost), else, and always for a
+// directory, through rc.
+func (g *Server) readContents(ctx context.Context, b *box, rc *protocol.Client, uri, path string) ([]mcp.ResourceContents, error) {
+	if res, ok := g.readOnHost(ctx, b, protocol.ReadRequest{Path: path, MaxBytes: maxResourceBytes}); ok {
+		return fileContents(uri, path, res.Data), nil
+	}
 	var fi protocol.FileInfo
 	if err := rc.Call(ctx, protocol.OpFileStat, protocol.PathRequest{Path: path}, &fi); err != nil {
 		return nil, err
@@ -61,11 +66,17 @@ func readContents(ctx context.Context, rc *protocol.Client, uri, path string) ([
 	if err != nil {
 		return nil, err
 	}
+	return fileContents(uri, path, data), nil
+}
+
+// fileContents is a file's bytes as uri's contents: text when they are
+// UTF-8 of a text type, else a base64 blob.
+func fileContents(uri, path string, data []byte) []mcp.ResourceContents {
 	mime := mimeOf(path, data)
 	if utf8.Valid(data) && !binaryMIME(mime) {
-		return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: mime, Text: string(data)}}, nil
+		return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: mime, Text: string(data)}}
 	}
-	return []mcp.ResourceContents{mcp.BlobResourceContents{URI: uri, MIMEType: mime, Blob: base64.StdEncoding.EncodeToString(data)}}, nil
+	return []mcp.ResourceContents{mcp.BlobResourceContents{URI: uri, MIMEType: mime, Blob: base64.StdEncoding.EncodeToString(data)}}
 }
 
 // readBytes reads a whole file of at most maxResourceBytes as bytes.
