@@ -23,11 +23,19 @@ import (
 // verdict; the gateway resolves and dials before it answers.
 const verdictTimeout = 30 * time.Second
 
+// sessionWait is how long a connection waits for the gateway's egress
+// session when none is attached. The gateway attaches one as soon as it
+// connects to the runner, but a command of the very first call can dial
+// before that session is up; it waits rather than being refused.
+var sessionWait = 5 * time.Second
+
 // Link is the sandbox's way out. It is a proxy.Opener; with no gateway
-// attached every connection is refused, so egress fails closed.
+// attached within sessionWait a connection is refused, so egress fails
+// closed.
 type Link struct {
 	mu   sync.Mutex
 	sess *yamux.Session
+	up   chan struct{} // closed when a session is attached; nil while nobody waits
 }
 
 // Serve runs the gateway's egress session over conn until it ends. A new
@@ -42,6 +50,10 @@ func (l *Link) Serve(conn net.Conn) error {
 	l.mu.Lock()
 	old := l.sess
 	l.sess = sess
+	if l.up != nil {
+		close(l.up)
+		l.up = nil
+	}
 	l.mu.Unlock()
 	if old != nil {
 		// Only one gateway owns a sandbox; an older session is stale.
@@ -56,18 +68,38 @@ func (l *Link) Serve(conn net.Conn) error {
 	return nil
 }
 
-func (l *Link) session() *yamux.Session {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.sess
+// session returns the attached session, waiting up to sessionWait (and
+// no longer than ctx) for one; nil when none came.
+func (l *Link) session(ctx context.Context) *yamux.Session {
+	timer := time.NewTimer(sessionWait)
+	defer timer.Stop()
+	for {
+		l.mu.Lock()
+		sess := l.sess
+		if sess == nil && l.up == nil {
+			l.up = make(chan struct{})
+		}
+		up := l.up
+		l.mu.Unlock()
+		if sess != nil {
+			return sess
+		}
+		select {
+		case <-up:
+		case <-timer.C:
+			return nil
+		case <-ctx.Done():
+			return nil
+		}
+	}
 }
 
 // Open asks the gateway for a connection to dest and returns the stream
 // that carries it, or a *proxy.Refusal with the gateway's reason.
 func (l *Link) Open(ctx context.Context, dest proxy.Dest) (net.Conn, error) {
-	sess := l.session()
+	sess := l.session(ctx)
 	if sess == nil {
-		return nil, &proxy.Refusal{Status: http.StatusServiceUnavailable, Reason: fmt.Sprintf("%s: egress unavailable: the gateway is not connected to this sandbox yet; retry in a moment", hostPort(dest))}
+		return nil, &proxy.Refusal{Status: http.StatusServiceUnavailable, Reason: fmt.Sprintf("%s: egress unavailable: the gateway is not connected to this sandbox; retry in a moment", hostPort(dest))}
 	}
 	stream, err := sess.OpenStream()
 	if err != nil {
