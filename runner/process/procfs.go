@@ -53,9 +53,23 @@ func readStat(pid int) (procStat, error) {
 	return p, nil
 }
 
-// scanProcs returns every process visible in /proc. Processes that exit
-// while the scan runs are skipped; the sweep repeats until a pass finds
-// nothing, so a process missed by one pass is caught by the next.
+// scanProcs returns the processes visible in /proc that a tree could
+// count as a member or the reaper as an orphan: every one but pid 1 (the
+// namespace's init, started before the runner, or the runner itself),
+// the runner and the live trees' roots, which tree.members and
+// reapOrphans pass over whatever their stat says. Leaving those out
+// before reading their stat is what keeps a sweep cheap while other
+// calls run: each is usually nothing but a root (a shell running a
+// builtin), so a sweep reads no stat at all instead of one per running
+// call, and every call sweeps and reaps once.
+//
+// A root left out here is still registered, so its pid is still its own
+// (a zombie keeps it until its owner reaps it, and then unregisters it):
+// a new process could take it over only after the reap and before the
+// unregistering, once the kernel's pid counter has wrapped round.
+// Processes that exit while the scan runs are skipped; the sweep repeats
+// until a pass finds nothing, so a process missed by one pass is caught
+// by the next.
 func scanProcs() []procStat {
 	d, err := os.Open("/proc")
 	if err != nil {
@@ -66,7 +80,7 @@ func scanProcs() []procStat {
 	out := make([]procStat, 0, len(names))
 	for _, n := range names {
 		pid, err := strconv.Atoi(n)
-		if err != nil {
+		if err != nil || pid == 1 || pid == self || reg.isRoot(pid) {
 			continue
 		}
 		if p, err := readStat(pid); err == nil {
