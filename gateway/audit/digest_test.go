@@ -84,6 +84,27 @@ func TestDigestDecodedFastPath(t *testing.T) {
 	}
 }
 
+// TestDigestFindsEveryEscapeInAWord puts each kind of byte the canonical
+// encoder must not copy as it is at every place of the 8-byte words it
+// skips, and holds the digest to encoding/json's bytes.
+func TestDigestFindsEveryEscapeInAWord(t *testing.T) {
+	for _, special := range []string{`"`, `\`, "\n", "\x00", "\x1f", "\x7f", "é", "\u2028", "\xff"} {
+		for at := range 17 {
+			s := strings.Repeat("a", at) + special + strings.Repeat("b", 24)
+			var buf bytes.Buffer
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(false)
+			if err := enc.Encode(s); err != nil {
+				t.Fatal(err)
+			}
+			h := sha256.Sum256(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+			if got, want := audit.Digest(s), "sha256:"+hex.EncodeToString(h[:]); got != want {
+				t.Fatalf("Digest(%q) = %s, encoding/json's %s gives %s", s, got, buf.Bytes(), want)
+			}
+		}
+	}
+}
+
 // FuzzDigestMatchesMarshal holds Digest's own canonical encoder to
 // encoding/json's output (without HTML escaping), the definition of the
 // canonical form, for any decoded JSON and any string.
