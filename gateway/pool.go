@@ -3,6 +3,7 @@ package gateway
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -268,7 +269,31 @@ func (p *pool) makeReady(ctx context.Context, spec sandbox.Spec) (pooled, error)
 		p.destroy(pooled{sb: sb})
 		return pooled{}, fmt.Errorf("connect to the runner of pooled sandbox %s: %w", sb.ID(), err)
 	}
+	if err := warmUp(ctx, c); err != nil {
+		p.destroy(pooled{sb: sb, runner: c})
+		return pooled{}, fmt.Errorf("warm up the runner of pooled sandbox %s: %w", sb.ID(), err)
+	}
 	return pooled{sb: sb, runner: c}, nil
+}
+
+// warmUp runs one short command through a new runner, as a first call
+// would, so that the claimant's first call finds the runner's forking
+// thread, reaper and signal handling started, its code and the shell
+// paged in and its encoders built: a runner's first command costs it
+// several times what the next ones do, and in a burst of new sessions
+// that is CPU the callers wait for (a burst of 50 from the pool: p50
+// 113-117 -> 90-98 ms, host CPU per start 4.6-5.0 -> 3.9-4.2 ms).
+// `true` leaves nothing behind. A runner that cannot carry the call is
+// broken and not pooled; a command the image cannot run (no shell) is
+// not the pool's affair, and its claimant will hear about it.
+func warmUp(ctx context.Context, c *protocol.Client) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	_, err := c.Stream(ctx, protocol.OpExec, protocol.ExecRequest{Command: "true", TimeoutMs: 10_000}, func(protocol.Event) {})
+	if pe := (*protocol.Error)(nil); errors.As(err, &pe) {
+		return nil
+	}
+	return err
 }
 
 // close stops refilling, waits for the creations in flight (cancelled

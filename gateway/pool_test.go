@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/sandgate/sandgate/gateway"
 	"github.com/sandgate/sandgate/gateway/audit"
+	"github.com/sandgate/sandgate/runner/process"
 )
 
 const poolReady = `sandgate_pool_ready{image="` + testImage + `"}`
@@ -28,6 +30,14 @@ func TestWarmPool(t *testing.T) {
 	t.Parallel()
 	tg := startGateway(t, func(c *gateway.Config) { c.Pool = map[string]int{testImage: 2} })
 	waitMetric(t, tg, poolReady, 2)
+	// The pool warmed each runner up with a command before calling it
+	// ready: the thread a runner forks user processes from, niced to
+	// process.UserNice, exists only once it has started one.
+	for _, ct := range tg.containers(t) {
+		if !runnerStartedACommand(t, ct.ContainerID) {
+			t.Errorf("pooled container %s: its runner has not started a command yet", ct.ContainerID)
+		}
+	}
 
 	c := legacyClient(t, tg.URL)
 	mustOK(t, "run_shell", call(t, c, "run_shell", map[string]any{"command": "echo warm > /workspace/f"}))
@@ -148,6 +158,33 @@ func readClaim(t *testing.T, tg *testGateway, id string) map[string]any {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// runnerStartedACommand reports whether the runner of container id,
+// seen from the host, has a thread at process.UserNice: its forking
+// thread, started with its first command.
+func runnerStartedACommand(t *testing.T, containerID string) bool {
+	t.Helper()
+	pids, _ := filepath.Glob("/proc/[0-9]*")
+	for _, dir := range pids {
+		comm, _ := os.ReadFile(dir + "/comm")
+		cgroup, _ := os.ReadFile(dir + "/cgroup")
+		if strings.TrimSpace(string(comm)) != "runner" || !strings.Contains(string(cgroup), containerID) {
+			continue
+		}
+		threads, _ := filepath.Glob(dir + "/task/[0-9]*/stat")
+		for _, th := range threads {
+			stat, _ := os.ReadFile(th)
+			_, after, _ := strings.Cut(string(stat), ") ")
+			// after starts at field 3 (state); nice is field 19.
+			if f := strings.Fields(after); len(f) > 16 && f[16] == strconv.Itoa(process.UserNice) {
+				return true
+			}
+		}
+		return false
+	}
+	t.Fatalf("no runner process of container %s on this host", containerID)
+	return false
 }
 
 func readClaimTime(t *testing.T, tg *testGateway, id string) time.Time {
