@@ -35,6 +35,10 @@ run: setup build images ## start the gateway on 127.0.0.1:8080 (local Docker, au
 test: setup build images ## run every test: unit, the real Docker engine, then the Kubernetes tier (test-k8s)
 	REQUIRE_DOCKER=1 $(GO) test -count=1 -timeout 45m ./...
 	REQUIRE_DOCKER=1 SANDGATE_DISRUPTIVE=1 $(GO) test -count=1 -timeout 10m -run 'Disruptive' ./gateway/
+	@# The Docker provider again, on an engine of its own that remaps user namespaces.
+	host=$$(deploy/userns-engine.sh start) && \
+	  DOCKER_HOST=$$host SANDGATE_USERNS=1 REQUIRE_DOCKER=1 $(GO) test -count=1 -timeout 10m -run 'TestUsernsRemap|TestConformance' ./sandbox/docker/; \
+	  rc=$$?; deploy/userns-engine.sh stop; exit $$rc
 	@$(MAKE) --no-print-directory test-k8s
 
 test-short: ## unit tests only (no Docker)

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/docker/docker/api/types/system"
 	"github.com/docker/docker/client"
 	"golang.org/x/sys/unix"
 )
@@ -58,13 +59,10 @@ func DefaultLockDir() string {
 // unsafeChars are replaced in the engine id before it names a file.
 var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9_-]`)
 
-// lockInstance takes cfg.Instance's lock on the engine cli talks to,
-// waiting up to cfg.LockWait for a holder that is shutting down.
-func lockInstance(ctx context.Context, cli *client.Client, cfg Config, log *slog.Logger) (*instanceLock, error) {
-	info, err := cli.Info(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("identify docker engine: %w", engineErr(err))
-	}
+// lockInstance takes cfg.Instance's lock on the engine cli talks to
+// (info is its answer to Info), waiting up to cfg.LockWait for a holder
+// that is shutting down.
+func lockInstance(ctx context.Context, cli *client.Client, info system.Info, cfg Config, log *slog.Logger) (*instanceLock, error) {
 	engine := unsafeChars.ReplaceAllString(info.ID, "_")
 	if engine == "" {
 		engine = unsafeChars.ReplaceAllString(cli.DaemonHost(), "_")

@@ -218,7 +218,20 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Provider, retErr
 		}
 	}()
 	log = log.With("provider", "docker", "instance", cfg.Instance)
-	lock, err := lockInstance(ctx, cli, cfg, log)
+	info, err := cli.Info(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("identify docker engine: %w", engineErr(err))
+	}
+	// uid and gid are the sandbox user's ids on the host from here on:
+	// what the socket dir and the workspaces are given (see userns.go).
+	uid, gid, remapped, err := hostIDs(info, uid, gid)
+	if err != nil {
+		return nil, err
+	}
+	if remapped {
+		log.Info("the engine remaps user namespaces: the sandbox user's files are the host's remapped ids", "user", cfg.User, "host_uid", uid, "host_gid", gid)
+	}
+	lock, err := lockInstance(ctx, cli, info, cfg, log)
 	if err != nil {
 		return nil, err
 	}
