@@ -257,8 +257,9 @@ func (p *pool) make(ctx context.Context, image string) error {
 	return err
 }
 
-// makeReady creates the sandbox of spec and connects to its runner; a
-// sandbox whose runner cannot be reached is removed again.
+// makeReady creates the sandbox of spec, connects to its runner and
+// warms it up; a sandbox whose runner cannot be reached or cannot run
+// the warm-up call is removed again.
 func (p *pool) makeReady(ctx context.Context, spec sandbox.Spec) (pooled, error) {
 	sb, err := p.m.provider.Create(ctx, spec)
 	if err != nil {

@@ -59,9 +59,10 @@ func readStat(pid int) (procStat, error) {
 // the runner and the live trees' roots, which tree.members and
 // reapOrphans pass over whatever their stat says. Leaving those out
 // before reading their stat is what keeps a sweep cheap while other
-// calls run: each is usually nothing but a root (a shell running a
-// builtin), so a sweep reads no stat at all instead of one per running
-// call, and every call sweeps and reaps once.
+// calls run: a sandbox's processes are then mostly those calls' roots
+// (often a shell running a builtin and nothing else), so a sweep reads
+// no stat at all instead of one per running call, and every call ends
+// with a sweep and, on its SIGCHLD, a scan for orphans.
 //
 // A root left out here is still registered, so its pid is still its own
 // (a zombie keeps it until its owner reaps it, and then unregisters it):
