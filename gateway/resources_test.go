@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -122,6 +123,16 @@ func TestLocalResourcesRead(t *testing.T) {
 	if _, err := readResource(t, other, "sandbox://"+sessionBox+"/own"); !errors.Is(err, mcp.ErrResourceNotFound) {
 		t.Errorf("another session reading a session's sandbox: %v, want -32002", err)
 	}
+	// The error names the URI asked for in its data, as the spec says it
+	// should (SEP-2164): for a sandbox not the caller's, a missing file,
+	// and a URI of no scheme served (mcp-go's own not-found).
+	for _, uri := range []string{"sandbox://" + sessionBox + "/own", "sandbox://" + id + "/missing%20%22quoted%22.txt", `test://none/"quoted"`} {
+		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 9, "method": "resources/read", "params": map[string]string{"uri": uri}})
+		r := postRaw(t, tg.URL, other.GetSessionId(), string(body), nil)
+		if got := notFoundURI(t, r.Body); r.Code != mcp.RESOURCE_NOT_FOUND || got != uri {
+			t.Errorf("resources/read %s: code %d, data.uri %q; want %d and the URI (%s)", uri, r.Code, got, mcp.RESOURCE_NOT_FOUND, r.Body)
+		}
+	}
 
 	var reads int
 	for _, e := range auditRecords(t, tg.AuditPath) {
@@ -170,4 +181,27 @@ func TestLocalResourcesList(t *testing.T) {
 	if err != nil || !strings.Contains(res.Contents[0].(mcp.TextResourceContents).Text, "resources/read") && !strings.Contains(res.Contents[0].(mcp.TextResourceContents).Text, "write_file") {
 		t.Fatalf("audit resource: %v", err)
 	}
+}
+
+// notFoundURI returns the data.uri of the JSON-RPC error in an MCP
+// response body, JSON or the last event of an SSE stream.
+func notFoundURI(t *testing.T, body string) string {
+	t.Helper()
+	message := body
+	for line := range strings.Lines(body) {
+		if data, ok := strings.CutPrefix(line, "data: "); ok {
+			message = data
+		}
+	}
+	var m struct {
+		Error struct {
+			Data struct {
+				URI string `json:"uri"`
+			} `json:"data"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(message), &m); err != nil {
+		t.Fatalf("response %q: %v", body, err)
+	}
+	return m.Error.Data.URI
 }
