@@ -79,6 +79,9 @@ func run(ctx context.Context, args []string) error {
 	// can be traced only with CAP_SYS_PTRACE, which the sandbox lacks.
 	// The flag is not inherited across execve: the commands the runner
 	// starts stay ordinary, debuggable processes.
+	// Its own /proc files then belong to root: what it writes there
+	// later, it opens now.
+	process.OpenPeakReset()
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return fmt.Errorf("make the runner non-dumpable (refusing to run traceable by sandbox code): %w", err)
 	}
