@@ -44,15 +44,21 @@ import (
 )
 
 func main() {
+	args := os.Args[1:]
+	sub := ""
+	if len(args) > 0 && (args[0] == "connect" || args[0] == "install") {
+		sub = args[0]
+	} else {
+		withTimerSlack() // first: it may execute the runner again
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	args := os.Args[1:]
 	name := "runner"
 	var err error
-	switch {
-	case len(args) > 0 && args[0] == "connect":
+	switch sub {
+	case "connect":
 		name, err = "runner connect", runConnect(ctx, args[1:], os.Stdin, os.Stdout, os.Stderr)
-	case len(args) > 0 && args[0] == "install":
+	case "install":
 		name, err = "runner install", runInstall(args[1:])
 	default:
 		err = run(ctx, args)

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -154,4 +156,56 @@ func execOut(t *testing.T, c *protocol.Client, command string) string {
 		t.Fatalf("exec %q: %v", command, err)
 	}
 	return out.String()
+}
+
+// TestTimerSlack checks that the runner's threads have runnerTimerSlack,
+// set before Go's runtime made them (the runner executes itself again
+// for it, under its own name), while the processes it starts get the
+// slack the runner was started with and none of the variable that
+// carried it.
+func TestTimerSlack(t *testing.T) {
+	t.Parallel()
+	secret := bytes.Repeat([]byte{0x5a}, protocol.SecretSize)
+	file := filepath.Join(t.TempDir(), "secret")
+	writeFile(t, file, hex.EncodeToString(secret)+"\n", 0o400)
+	r := startRunner(t, nil, "--listen", "127.0.0.1:0", "--secret-file", file)
+	if r.pid != r.hostPid {
+		t.Fatalf("the runner serves as pid %d, was started as %d: the re-execution must keep its pid", r.pid, r.hostPid)
+	}
+	// Any thread's slack but the main thread's is readable only as
+	// /proc/PID/timerslack_ns of the process, which is the main thread's;
+	// the others are made by it, so they have what it had.
+	got := strings.TrimSpace(readProcFile(t, fmt.Sprintf("/proc/%d/timerslack_ns", r.hostPid)))
+	if want := strconv.FormatInt(runnerTimerSlack.Nanoseconds(), 10); got != want {
+		t.Errorf("the runner's timer slack is %s ns, want %s", got, want)
+	}
+	if comm := strings.TrimSpace(readProcFile(t, fmt.Sprintf("/proc/%d/comm", r.hostPid))); comm != filepath.Base(sandboxtest.RunnerBinary(t)) {
+		t.Errorf("after re-executing itself the runner is named %q", comm)
+	}
+
+	c, err := protocol.Dial(t.Context(), dialSecret(r.addr, secret))
+	if err != nil {
+		t.Fatalf("dial: %v\n%s", err, r.stderr())
+	}
+	defer c.Close()
+	// The runner was started by one of this test's threads, all of which
+	// have the default slack this process was started with.
+	want := strings.TrimSpace(readProcFile(t, "/proc/self/timerslack_ns"))
+	if got := strings.TrimSpace(execOut(t, c, "cat /proc/self/timerslack_ns")); got != want {
+		t.Errorf("a command's timer slack is %s ns, want the %s ns the runner was started with", got, want)
+	}
+	if got := execOut(t, c, "echo ${"+slackEnv+"-unset}"); got != "unset\n" {
+		t.Errorf("a command sees %s=%q", slackEnv, got)
+	}
+}
+
+// readProcFile reads a /proc file of another process, which takes root
+// when the runner is not dumpable.
+func readProcFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -3,6 +3,8 @@ package process
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -43,6 +45,9 @@ func forker(locked chan<- struct{}) {
 	}
 	close(locked)
 	_ = unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), UserNice)
+	if ns := userTimerSlack.Load(); ns > 0 {
+		_ = unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(ns), 0, 0, 0)
+	}
 	for f := range forks {
 		f()
 	}
@@ -57,3 +62,15 @@ func StartAsUser(start func() error) error {
 	forks <- func() { done <- start() }
 	return <-done
 }
+
+// userTimerSlack is the timer slack, in nanoseconds, of the niced thread
+// and so of every process started there; 0 leaves it the runner's.
+var userTimerSlack atomic.Int64
+
+// SetUserTimerSlack makes the processes that run user code start with a
+// timer slack of d, which the kernel, like nice, passes from a thread to
+// what it forks. The runner gives its own threads a coarse slack
+// (cmd/runner) and hands user code the one it was started with, so a
+// program's sleeps in the sandbox are as precise as anywhere else. Call
+// it before the first process starts.
+func SetUserTimerSlack(d time.Duration) { userTimerSlack.Store(d.Nanoseconds()) }
