@@ -117,11 +117,12 @@ func DialEgress(ctx context.Context, dial DialFunc) (*yamux.Session, error) {
 	if err != nil {
 		return nil, &Error{Code: CodeUnavailable, Message: "connect to runner for egress: " + err.Error()}
 	}
-	if err := upgradeEgress(hctx, conn); err != nil {
+	upgraded, err := upgradeEgress(hctx, conn)
+	if err != nil {
 		conn.Close()
 		return nil, err
 	}
-	sess, err := yamux.Client(conn, YamuxConfig())
+	sess, err := yamux.Client(upgraded, YamuxConfig())
 	if err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("start egress session: %w", err)
@@ -129,9 +130,10 @@ func DialEgress(ctx context.Context, dial DialFunc) (*yamux.Session, error) {
 	return sess, nil
 }
 
-// upgradeEgress performs the HTTP upgrade by hand: net/http's client would
-// hand back the connection only through a response body.
-func upgradeEgress(ctx context.Context, conn net.Conn) error {
+// upgradeEgress performs the HTTP upgrade by hand (net/http's client would
+// hand back the connection only through a response body) and returns the
+// connection to run yamux on.
+func upgradeEgress(ctx context.Context, conn net.Conn) (net.Conn, error) {
 	if d, ok := ctx.Deadline(); ok {
 		_ = conn.SetDeadline(d)
 		defer conn.SetDeadline(time.Time{})
@@ -139,31 +141,42 @@ func upgradeEgress(ctx context.Context, conn net.Conn) error {
 	req := "POST " + EgressPath + " HTTP/1.1\r\nHost: runner\r\nConnection: Upgrade\r\nUpgrade: " + EgressUpgrade +
 		"\r\n" + VersionHeader + ": " + strconv.Itoa(Version) + "\r\nContent-Length: 0\r\n\r\n"
 	if _, err := io.WriteString(conn, req); err != nil {
-		return &Error{Code: CodeUnavailable, Message: "egress upgrade: " + err.Error()}
+		return nil, &Error{Code: CodeUnavailable, Message: "egress upgrade: " + err.Error()}
 	}
-	// One byte at a time, so not a byte of the yamux session that may
-	// follow the response is swallowed by a buffer.
-	resp, err := http.ReadResponse(bufio.NewReaderSize(oneByteReader{conn}, 16), nil)
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, nil)
 	if err != nil {
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
-			return &Error{Code: CodeUnresponsive, Message: fmt.Sprintf("its runner did not answer the egress upgrade within %s", HandshakeTimeout)}
+			return nil, &Error{Code: CodeUnresponsive, Message: fmt.Sprintf("its runner did not answer the egress upgrade within %s", HandshakeTimeout)}
 		}
-		return &Error{Code: CodeUnavailable, Message: "egress upgrade: " + err.Error()}
+		return nil, &Error{Code: CodeUnavailable, Message: "egress upgrade: " + err.Error()}
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusSwitchingProtocols {
-		return dialError(resp, fmt.Errorf("egress upgrade refused"))
+		return nil, dialError(resp, fmt.Errorf("egress upgrade refused"))
 	}
-	return nil
+	// The runner may start the yamux session right behind its response;
+	// what the buffer read of it comes first.
+	if n := br.Buffered(); n > 0 {
+		ahead, _ := br.Peek(n)
+		return &readAheadConn{Conn: conn, ahead: ahead}, nil
+	}
+	return conn, nil
 }
 
-// oneByteReader reads at most one byte per call.
-type oneByteReader struct{ r io.Reader }
+// readAheadConn is a connection whose first bytes were already read from
+// it, into ahead.
+type readAheadConn struct {
+	net.Conn
+	ahead []byte
+}
 
-func (o oneByteReader) Read(p []byte) (int, error) {
-	if len(p) > 1 {
-		p = p[:1]
+func (c *readAheadConn) Read(p []byte) (int, error) {
+	if len(c.ahead) > 0 {
+		n := copy(p, c.ahead)
+		c.ahead = c.ahead[n:]
+		return n, nil
 	}
-	return o.r.Read(p)
+	return c.Conn.Read(p)
 }
