@@ -15,7 +15,10 @@ import (
 // so its labels say only which pool it is for (sandbox.Spec.Pool), and
 // labels cannot change on a running container. Who claimed it is written
 // here, one file per sandbox under Config.ClaimDir, durably and before
-// the sandbox is handed to its owner. At start, reconciliation reads a
+// the sandbox is handed to its owner. The pool creates the file empty
+// when it makes the sandbox, so that a claim, which a new session waits
+// for, is one write and one flush (sandboxFiles.fill); an empty file, or
+// one a crash left half written, is no claim. At start, reconciliation reads a
 // pooled container's owner, session, client (of a default sandbox),
 // tenant, allowlist and expiry from its claim record; a pooled container
 // without one was never handed to anyone and is removed. So a crash at
@@ -59,7 +62,7 @@ func (m *sandboxes) saveClaim(id string, c claim) error {
 	if err != nil {
 		return err
 	}
-	if err := m.claimFiles().save(id, data); err != nil {
+	if err := m.claimFiles().fill(id, data); err != nil {
 		return fmt.Errorf("record the claim of pooled sandbox %s: %w", id, err)
 	}
 	return nil
@@ -69,8 +72,8 @@ func (m *sandboxes) saveClaim(id string, c claim) error {
 func (m *sandboxes) loadClaim(id string) (claim, bool, error) {
 	var c claim
 	data, ok, err := m.claimFiles().load(id)
-	if !ok && err == nil {
-		return c, false, nil
+	if (!ok || len(data) == 0) && err == nil {
+		return c, false, nil // none, or reserved and never filled
 	}
 	if err == nil {
 		err = json.Unmarshal(data, &c)

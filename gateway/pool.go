@@ -257,9 +257,9 @@ func (p *pool) make(ctx context.Context, image string) error {
 	return err
 }
 
-// makeReady creates the sandbox of spec, connects to its runner and
-// warms it up; a sandbox whose runner cannot be reached or cannot run
-// the warm-up call is removed again.
+// makeReady creates the sandbox of spec, connects to its runner, warms
+// it up and reserves its claim record; a sandbox whose runner cannot be
+// reached or cannot run the warm-up call is removed again.
 func (p *pool) makeReady(ctx context.Context, spec sandbox.Spec) (pooled, error) {
 	sb, err := p.m.provider.Create(ctx, spec)
 	if err != nil {
@@ -273,6 +273,10 @@ func (p *pool) makeReady(ctx context.Context, spec sandbox.Spec) (pooled, error)
 	if err := warmUp(ctx, c); err != nil {
 		p.destroy(pooled{sb: sb, runner: c})
 		return pooled{}, fmt.Errorf("warm up the runner of pooled sandbox %s: %w", sb.ID(), err)
+	}
+	if err := p.m.claimFiles().reserve(sb.ID()); err != nil {
+		p.destroy(pooled{sb: sb, runner: c})
+		return pooled{}, fmt.Errorf("reserve the claim record of pooled sandbox %s: %w", sb.ID(), err)
 	}
 	return pooled{sb: sb, runner: c}, nil
 }
@@ -329,6 +333,8 @@ func (p *pool) close(ctx context.Context) {
 			}
 			if err := p.m.provider.Remove(ctx, r.sb.ID()); err != nil && !isNotFound(err) {
 				p.m.log.Warn("remove a pooled sandbox", "sandbox_id", r.sb.ID(), "error", err)
+			} else {
+				p.m.claimFiles().drop(r.sb.ID())
 			}
 			p.release(r.sb.ID())
 		})
@@ -346,7 +352,9 @@ func (p *pool) destroy(r pooled) {
 	defer cancel()
 	if err := p.m.provider.Remove(ctx, r.sb.ID()); err != nil && !isNotFound(err) {
 		p.m.log.Warn("remove a pooled sandbox", "sandbox_id", r.sb.ID(), "error", err)
+		return
 	}
+	p.m.claimFiles().drop(r.sb.ID())
 }
 
 // memoryAllows reports whether the host can take one more sandbox of

@@ -30,6 +30,21 @@ func TestWarmPool(t *testing.T) {
 	t.Parallel()
 	tg := startGateway(t, func(c *gateway.Config) { c.Pool = map[string]int{testImage: 2} })
 	waitMetric(t, tg, poolReady, 2)
+	// Each ready sandbox has its claim record reserved, empty, so that a
+	// claim only writes it.
+	reserved, _ := filepath.Glob(filepath.Join(tg.VarDir, "claims", "*.json"))
+	for _, name := range reserved {
+		fi, err := os.Stat(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Size() != 0 {
+			t.Fatalf("reserved claim record %s holds %d bytes; want it empty", name, fi.Size())
+		}
+	}
+	if len(reserved) != 2 {
+		t.Fatalf("claim records of a full pool of 2: %v, want 2 reserved", reserved)
+	}
 	// The pool warmed each runner up with a command before calling it
 	// ready: the thread a runner forks user processes from, niced to
 	// process.UserNice, exists only once it has started one.

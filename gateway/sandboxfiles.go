@@ -34,6 +34,49 @@ func (f sandboxFiles) save(id string, data []byte) error {
 	return writeDurable(f.dir, f.path(id), data)
 }
 
+// reserve creates id's file empty, durably, so that fill can later write
+// it with one write and one flush: no file to create and no directory
+// to flush then, when a caller waits.
+func (f sandboxFiles) reserve(id string) error {
+	if err := os.MkdirAll(f.dir, 0o700); err != nil {
+		return err
+	}
+	file, err := os.OpenFile(f.path(id), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := file.Close(); err != nil {
+		return err
+	}
+	return syncDir(f.dir)
+}
+
+// fill writes data, durably, into id's file that reserve made and that
+// is still empty; without such a file it saves data as save does. A
+// crash during the write leaves the file empty or holding a prefix of
+// data, which load's caller cannot take for a whole one.
+func (f sandboxFiles) fill(id string, data []byte) error {
+	file, err := os.OpenFile(f.path(id), os.O_WRONLY, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return f.save(id, data)
+	}
+	if err != nil {
+		return err
+	}
+	if fi, err := file.Stat(); err != nil || fi.Size() != 0 {
+		file.Close()
+		return f.save(id, data) // written before: replaced whole
+	}
+	_, err = file.Write(data)
+	if err == nil {
+		err = file.Sync()
+	}
+	if cerr := file.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
 // load returns id's file, and whether there is one.
 func (f sandboxFiles) load(id string) ([]byte, bool, error) {
 	data, err := os.ReadFile(f.path(id))
