@@ -49,12 +49,16 @@ func scenarioList() []scenario {
 		{"echo-10", true, throughputScenario{"echo-10", few, nil, echoHi}.run},
 		{"read1k-100", true, throughputScenario{"read1k-100", many, []callSpec{writeKiB}, readKiB}.run},
 		{"echo-100", true, throughputScenario{"echo-100", many, nil, echoHi}.run},
-		{"read1m", true, sequentialScenario{"read1m", 100, 1, []callSpec{writeMiB}, readMiB}.run},
+		{"read1m", true, sequentialScenario{"read1m", 100, 1, []callSpec{writeMiB}, readMiB, 0}.run},
 		// An 8 MiB write takes long enough that --duration alone would
 		// leave too few calls for a median.
-		{"write8m", true, sequentialScenario{"write8m", 20, 4, nil, write8MiB}.run},
-		{"echo-1", true, sequentialScenario{"echo-1", 500, 1, nil, echoHi}.run},
-		{"read1k-1", true, sequentialScenario{"read1k-1", 500, 1, []callSpec{writeKiB}, readKiB}.run},
+		{"write8m", true, sequentialScenario{"write8m", 20, 4, nil, write8MiB, 0}.run},
+		{"echo-1", true, sequentialScenario{"echo-1", 500, 1, nil, echoHi, 0}.run},
+		// An agent thinks between calls: each call finds the gateway
+		// and the sandbox's runner idle, which costs more than a call
+		// right behind another.
+		{"echo-spaced", true, sequentialScenario{"echo-spaced", 200, 2, nil, echoHi, 20 * time.Millisecond}.run},
+		{"read1k-1", true, sequentialScenario{"read1k-1", 500, 1, []callSpec{writeKiB}, readKiB, 0}.run},
 		{"start-burst", true, runStartBurst},
 		{"click", true, runClick},
 		{"density", false, runDensity},
@@ -347,6 +351,7 @@ type sequentialScenario struct {
 	durations int
 	setup     []callSpec
 	call      callSpec
+	pause     time.Duration // after each call
 }
 
 func (q sequentialScenario) run(ctx context.Context, lr *loadRun) result {
@@ -369,6 +374,12 @@ func (q sequentialScenario) run(ctx context.Context, lr *loadRun) result {
 	elapsed := timedPhase(ctx, bound, 1, q.maxCalls, func(ctx context.Context, _ int) {
 		took, n, err := q.call.call(ctx, sessions[0])
 		rec.addUnlessCancelled(ctx, took, n, err)
+		if q.pause > 0 {
+			select {
+			case <-time.After(q.pause):
+			case <-ctx.Done():
+			}
+		}
 	})
 	cpu.perCall(&res, rec.calls())
 	profile.finish()
