@@ -66,10 +66,7 @@ func answered(t *testing.T, addr string, preamble []byte) int {
 // sandbox's secret gets the protocol and one without it gets nothing.
 func TestServeTCP(t *testing.T) {
 	t.Parallel()
-	secret := bytes.Repeat([]byte{0x5a}, protocol.SecretSize)
-	file := filepath.Join(t.TempDir(), "secret")
-	writeFile(t, file, hex.EncodeToString(secret)+"\n", 0o400)
-	r := startRunner(t, nil, "--listen", "127.0.0.1:0", "--secret-file", file)
+	r, secret := startTCPRunner(t)
 	if r.network != "tcp" || strings.HasSuffix(r.addr, ":0") {
 		t.Fatalf("serving on %s %s, want tcp with the bound port", r.network, r.addr)
 	}
@@ -143,6 +140,16 @@ func TestBadSecretFile(t *testing.T) {
 	}
 }
 
+// startTCPRunner starts the runner binary serving TCP on a port of its
+// choosing, with a secret it returns.
+func startTCPRunner(t *testing.T) (*runnerProc, []byte) {
+	t.Helper()
+	secret := bytes.Repeat([]byte{0x5a}, protocol.SecretSize)
+	file := filepath.Join(t.TempDir(), "secret")
+	writeFile(t, file, hex.EncodeToString(secret)+"\n", 0o400)
+	return startRunner(t, nil, "--listen", "127.0.0.1:0", "--secret-file", file), secret
+}
+
 // execOut runs command through c and returns its stdout.
 func execOut(t *testing.T, c *protocol.Client, command string) string {
 	t.Helper()
@@ -165,16 +172,13 @@ func execOut(t *testing.T, c *protocol.Client, command string) string {
 // carried it.
 func TestTimerSlack(t *testing.T) {
 	t.Parallel()
-	secret := bytes.Repeat([]byte{0x5a}, protocol.SecretSize)
-	file := filepath.Join(t.TempDir(), "secret")
-	writeFile(t, file, hex.EncodeToString(secret)+"\n", 0o400)
-	r := startRunner(t, nil, "--listen", "127.0.0.1:0", "--secret-file", file)
+	r, secret := startTCPRunner(t)
 	if r.pid != r.hostPid {
 		t.Fatalf("the runner serves as pid %d, was started as %d: the re-execution must keep its pid", r.pid, r.hostPid)
 	}
-	// Any thread's slack but the main thread's is readable only as
-	// /proc/PID/timerslack_ns of the process, which is the main thread's;
-	// the others are made by it, so they have what it had.
+	// Only the main thread's slack can be read from outside; the
+	// runtime's other threads were made after the re-execution, by it or
+	// by threads it made, so they have the same.
 	got := strings.TrimSpace(readProcFile(t, fmt.Sprintf("/proc/%d/timerslack_ns", r.hostPid)))
 	if want := strconv.FormatInt(runnerTimerSlack.Nanoseconds(), 10); got != want {
 		t.Errorf("the runner's timer slack is %s ns, want %s", got, want)
