@@ -53,7 +53,7 @@ func runClick(ctx context.Context, lr *loadRun) result {
 	res.metric("create_ms", createMs, fmt.Sprintf("sandbox_create %.0f ms", createMs))
 	inBox := func(tool string, args map[string]any) callSpec {
 		args["sandbox_id"] = info.SandboxID
-		return callSpec{tool, mustJSON(args)}
+		return callSpec{tool, mustJSON(args), false}
 	}
 	defer func() {
 		_, _, _ = inBox("sandbox_destroy", map[string]any{}).call(context.WithoutCancel(ctx), s)

@@ -90,7 +90,7 @@ func createIdleBoxes(ctx context.Context, s *session, n int) ([]idleBox, *record
 		firstErr error
 		stop     atomic.Bool
 	)
-	create := callSpec{"sandbox_create", []byte(`{}`)}
+	create := callSpec{"sandbox_create", []byte(`{}`), false}
 	began := time.Now()
 	forEach(ctx, indexes(n), densityWorkers, func(ctx context.Context, _ int) {
 		if stop.Load() {
@@ -222,7 +222,7 @@ func destroyIdleBoxes(ctx context.Context, lr *loadRun, s *session, boxes []idle
 	began := time.Now()
 	var failed atomic.Int64
 	forEach(ctx, boxes, densityWorkers, func(ctx context.Context, b idleBox) {
-		destroy := callSpec{"sandbox_destroy", mustJSON(map[string]any{"sandbox_id": b.sandboxID})}
+		destroy := callSpec{"sandbox_destroy", mustJSON(map[string]any{"sandbox_id": b.sandboxID}), false}
 		if _, _, err := destroy.call(ctx, s); err != nil {
 			failed.Add(1)
 		}

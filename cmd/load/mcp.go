@@ -132,7 +132,7 @@ func (c *mcpClient) openSession(ctx context.Context) (*session, error) {
 // the result, the response's size in bytes, and an error for an HTTP
 // error, a JSON-RPC error or a result with isError.
 func (s *session) callTool(ctx context.Context, tool string, args []byte) (toolResult, int64, error) {
-	res, n, _, err := s.callToolAt(ctx, tool, args)
+	res, n, _, err := s.callToolAt(ctx, tool, args, false)
 	return res, n, err
 }
 
@@ -142,10 +142,10 @@ func (s *session) callTool(ctx context.Context, tool string, args []byte) (toolR
 // that moment, so that decoding a 1 MiB result here, which costs this
 // VM several milliseconds and is the client's work, not the gateway's,
 // stays out of them.
-func (s *session) callToolAt(ctx context.Context, tool string, args []byte) (toolResult, int64, time.Time, error) {
+func (s *session) callToolAt(ctx context.Context, tool string, args []byte, progress bool) (toolResult, int64, time.Time, error) {
 	var res toolResult
 	id := s.client.nextID.Add(1)
-	resp, err := s.client.post(ctx, s.id, toolCallBody(id, tool, args))
+	resp, err := s.client.post(ctx, s.id, toolCallBody(id, tool, args, progress))
 	if err != nil {
 		return res, 0, time.Now(), fmt.Errorf("%s: %w", tool, err)
 	}
@@ -250,8 +250,9 @@ func (c *mcpClient) authorize(ctx context.Context, req *http.Request) error {
 }
 
 // toolCallBody builds a tools/call request around arguments already in
-// JSON.
-func toolCallBody(id int64, tool string, args []byte) []byte {
+// JSON, asking for progress (with the request's id as the token) when
+// progress is set.
+func toolCallBody(id int64, tool string, args []byte, progress bool) []byte {
 	name, _ := json.Marshal(tool)
 	b := make([]byte, 0, len(args)+len(name)+96)
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
@@ -260,6 +261,11 @@ func toolCallBody(id int64, tool string, args []byte) []byte {
 	b = append(b, name...)
 	b = append(b, `,"arguments":`...)
 	b = append(b, args...)
+	if progress {
+		b = append(b, `,"_meta":{"progressToken":`...)
+		b = strconv.AppendInt(b, id, 10)
+		b = append(b, '}')
+	}
 	return append(b, "}}"...)
 }
 

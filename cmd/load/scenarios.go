@@ -30,13 +30,14 @@ type scenario struct {
 // The calls the scenarios make, JSON encoded once.
 var (
 	kibContent = strings.Repeat("x", 1023) + "\n"
-	writeKiB   = callSpec{"write_file", mustJSON(map[string]any{"path": "kib.txt", "content": kibContent})}
-	readKiB    = callSpec{"read_file", mustJSON(map[string]any{"path": "kib.txt"})}
-	echoHi     = callSpec{"run_shell", mustJSON(map[string]any{"command": "echo hi"})}
-	writeMiB   = callSpec{"write_file", mustJSON(map[string]any{"path": "mib.txt", "content": textOfSize(1 << 20)})}
-	readMiB    = callSpec{"read_file", mustJSON(map[string]any{"path": "mib.txt"})}
-	write8MiB  = callSpec{"write_file", mustJSON(map[string]any{"path": "8mib.txt", "content": textOfSize(8 << 20)})}
-	runTrue    = callSpec{"run_shell", mustJSON(map[string]any{"command": "true"})}
+	writeKiB   = callSpec{"write_file", mustJSON(map[string]any{"path": "kib.txt", "content": kibContent}), false}
+	readKiB    = callSpec{"read_file", mustJSON(map[string]any{"path": "kib.txt"}), false}
+	echoHi     = callSpec{"run_shell", mustJSON(map[string]any{"command": "echo hi"}), false}
+	echoHiProg = callSpec{"run_shell", mustJSON(map[string]any{"command": "echo hi"}), true}
+	writeMiB   = callSpec{"write_file", mustJSON(map[string]any{"path": "mib.txt", "content": textOfSize(1 << 20)}), false}
+	readMiB    = callSpec{"read_file", mustJSON(map[string]any{"path": "mib.txt"}), false}
+	write8MiB  = callSpec{"write_file", mustJSON(map[string]any{"path": "8mib.txt", "content": textOfSize(8 << 20)}), false}
+	runTrue    = callSpec{"run_shell", mustJSON(map[string]any{"command": "true"}), false}
 )
 
 func scenarioList() []scenario {
@@ -54,6 +55,9 @@ func scenarioList() []scenario {
 		// leave too few calls for a median.
 		{"write8m", true, sequentialScenario{"write8m", 20, 4, nil, write8MiB, 0}.run},
 		{"echo-1", true, sequentialScenario{"echo-1", 500, 1, nil, echoHi, 0}.run},
+		// The same with a progress token: the output comes back as
+		// notifications ahead of the result, in an SSE stream.
+		{"echo-progress", true, sequentialScenario{"echo-progress", 500, 1, nil, echoHiProg, 0}.run},
 		// An agent thinks between calls: each call finds the gateway
 		// and the sandbox's runner idle, which costs more than a call
 		// right behind another.
@@ -120,6 +124,11 @@ func runScenarios(ctx context.Context, o options, gw *gatewayProcess, client *mc
 type callSpec struct {
 	tool string
 	args []byte
+	// progress asks for progress (a progressToken in _meta), as clients
+	// that show a command's output while it runs do: the gateway then
+	// streams the output as notifications and the response is an SSE
+	// stream.
+	progress bool
 }
 
 // call makes the call on s under the per-call timeout and returns how
@@ -128,7 +137,7 @@ func (c callSpec) call(ctx context.Context, s *session) (time.Duration, int64, e
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	began := time.Now()
-	_, n, arrived, err := s.callToolAt(ctx, c.tool, c.args)
+	_, n, arrived, err := s.callToolAt(ctx, c.tool, c.args, c.progress)
 	return arrived.Sub(began), n, err
 }
 
