@@ -175,6 +175,21 @@ func TestBrowserEndToEnd(t *testing.T) {
 	info := structuredAs[map[string]any](t, b.ok("sandbox_info", nil))
 	t.Logf("sandbox with Chromium and one page: %v", info)
 
+	t.Run("Chromium runs at user code's nice", func(t *testing.T) {
+		// Every Chromium process at a command's nice, below the
+		// runner's (process.ExecAsUser). Their timer slack cannot be
+		// read from inside the sandbox; TestExecAsUser checks it.
+		r := structuredAs[execResult](t, b.ok("run_shell", map[string]any{"command": `
+			for p in /proc/[0-9]*; do
+				case "$(cat $p/comm 2>/dev/null)" in chromium*) echo "chromium $(cut -d' ' -f19 $p/stat)";; esac
+			done | sort -u
+			echo "runner $(cut -d' ' -f19 /proc/$PPID/stat)"
+			echo "shell $(cut -d' ' -f19 /proc/$$/stat)"`}))
+		if want := "chromium 10\nrunner 0\nshell 10\n"; r.Stdout != want {
+			t.Fatalf("nice of Chromium's processes, the runner and a command:\n%s%s\nwant:\n%s", r.Stdout, r.Stderr, want)
+		}
+	})
+
 	t.Run("click", func(t *testing.T) {
 		ref, snap := b.snapshotRef(`button "Press me"`)
 		for _, want := range []string{`heading "Browser test" [level=1]`, `textbox "Your name"`, `combobox "Colour"`, `link "Long page"`} {

@@ -44,6 +44,12 @@ import (
 )
 
 func main() {
+	// Started as a trampoline for a program that must run as user code
+	// (Chromium): that program replaces this process here.
+	if err := process.ExecAsUser(); err != nil {
+		fmt.Fprintf(os.Stderr, "runner: %v\n", err)
+		os.Exit(127)
+	}
 	args := os.Args[1:]
 	sub := ""
 	if len(args) > 0 && (args[0] == "connect" || args[0] == "install") {
@@ -160,7 +166,7 @@ func run(ctx context.Context, args []string) error {
 	// without it their operation stays unsupported and the gateway says
 	// so. Chromium itself starts on the first browser call.
 	if path := browser.Find(); path != "" {
-		bm := browser.New(browser.Options{ExecPath: path, Workspace: cfg.Workspace, Proxy: proxyAddr, TrustSPKI: trustSPKI, Logger: log})
+		bm := browser.New(browser.Options{ExecPath: path, Trampoline: self, Workspace: cfg.Workspace, Proxy: proxyAddr, TrustSPKI: trustSPKI, Logger: log})
 		defer bm.Close() // kills Chromium and everything it started
 		svc.Browser = bm
 	}

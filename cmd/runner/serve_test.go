@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandgate/sandgate/runner/process"
 	"github.com/sandgate/sandgate/runner/protocol"
 	"github.com/sandgate/sandgate/sandbox/sandboxtest"
 )
@@ -212,4 +213,23 @@ func readProcFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestExecAsUser runs the runner binary as the trampoline Chromium is
+// started through: the program it executes runs at process.UserNice and
+// with the timer slack it was given, under its own name, without the
+// variables that asked for it.
+func TestExecAsUser(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(sandboxtest.RunnerBinary(t), "-c",
+		`cut -d' ' -f19 /proc/self/stat; cat /proc/self/timerslack_ns; echo "${`+process.AsUserEnv+`-unset} $0"`)
+	process.SetUserTimerSlack(123456 * time.Nanosecond) // nothing in this test binary starts user code
+	cmd.Env = append([]string{"PATH=/usr/bin:/bin"}, process.AsUserEnviron("/bin/sh")...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if want := fmt.Sprintf("%d\n123456\nunset /bin/sh\n", process.UserNice); string(out) != want {
+		t.Errorf("the trampoline's program printed %q, want %q", out, want)
+	}
 }

@@ -15,6 +15,8 @@ import (
 	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/chromedp"
+
+	"github.com/sandgate/sandgate/runner/process"
 )
 
 // binaries are where images keep Chromium, best first. Debian's
@@ -82,12 +84,17 @@ func start(ctx context.Context, opts Options, log *slog.Logger) (*instance, erro
 	if len(opts.TrustSPKI) > 0 {
 		o = append(o, chromedp.Flag("ignore-certificate-errors-spki-list", strings.Join(opts.TrustSPKI, ",")))
 	}
+	// The sandbox's HOME is the workspace; the browser's caches and
+	// settings must not land there.
+	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
+		"XDG_CACHE_HOME=" + filepath.Join(home, ".cache"), "DBUS_SESSION_BUS_ADDRESS=disabled:"}
+	execPath := opts.ExecPath
+	if opts.Trampoline != "" {
+		execPath, env = opts.Trampoline, append(env, process.AsUserEnviron(opts.ExecPath)...)
+	}
 	o = append(o,
-		chromedp.ExecPath(opts.ExecPath),
-		// The sandbox's HOME is the workspace; the browser's caches and
-		// settings must not land there.
-		chromedp.Env("HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
-			"XDG_CACHE_HOME="+filepath.Join(home, ".cache"), "DBUS_SESSION_BUS_ADDRESS=disabled:"),
+		chromedp.ExecPath(execPath),
+		chromedp.Env(env...),
 		chromedp.ModifyCmdFunc(func(cmd *exec.Cmd) {
 			// Pdeathsig: the browser dies with the runner. No Setsid or
 			// Setpgid: see the package comment.

@@ -21,6 +21,10 @@ const DefaultTimeout = 30 * time.Second
 type Options struct {
 	// ExecPath is the Chromium binary (see Find).
 	ExecPath string
+	// Trampoline is the runner's own binary, through which Chromium is
+	// started so that it runs as user code does (process.ExecAsUser);
+	// empty starts it directly.
+	Trampoline string
 	// Workspace is the base of relative paths (pdf).
 	Workspace string
 	// TempDir holds the browser's profile and home; default os.TempDir().

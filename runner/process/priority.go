@@ -70,7 +70,7 @@ var userTimerSlack atomic.Int64
 // SetUserTimerSlack makes the processes that run user code start with a
 // timer slack of d, which the kernel, like nice, passes from a thread to
 // what it forks. The runner gives its own threads a coarse slack
-// (cmd/runner) and hands what StartAsUser starts the one it was started
-// with, so a command's sleeps are as precise as anywhere else. Call it
-// before the first process starts.
+// (cmd/runner) and hands user code (StartAsUser, ExecAsUser) the one it
+// was started with, so its sleeps are as precise as anywhere else. Call
+// it before the first process starts.
 func SetUserTimerSlack(d time.Duration) { userTimerSlack.Store(d.Nanoseconds()) }
