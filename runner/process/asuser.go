@@ -6,8 +6,6 @@ import (
 	"runtime"
 	"strconv"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // AsUserEnv, in the environment of the runner binary, makes it a
@@ -45,14 +43,10 @@ func ExecAsUser() error {
 	slack := os.Getenv(asUserSlackEnv)
 	os.Unsetenv(AsUserEnv)
 	os.Unsetenv(asUserSlackEnv)
-	// Nice and slack are a thread's, and the program keeps those of the
-	// thread that executes it.
 	runtime.LockOSThread()
-	if err := unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), UserNice); err != nil {
+	ns, _ := strconv.ParseInt(slack, 10, 64)
+	if err := asUserThread(ns); err != nil {
 		return fmt.Errorf("lower the priority of %s: %w", path, err)
-	}
-	if ns, err := strconv.ParseInt(slack, 10, 64); err == nil && ns > 0 {
-		_ = unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(ns), 0, 0, 0)
 	}
 	argv := append([]string{path}, os.Args[1:]...)
 	return fmt.Errorf("execute %s: %w", path, syscall.Exec(path, argv, os.Environ()))

@@ -44,13 +44,24 @@ func forker(locked chan<- struct{}) {
 		return
 	}
 	close(locked)
-	_ = unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), UserNice)
-	if ns := userTimerSlack.Load(); ns > 0 {
-		_ = unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(ns), 0, 0, 0)
-	}
+	_ = asUserThread(userTimerSlack.Load())
 	for f := range forks {
 		f()
 	}
+}
+
+// asUserThread gives the calling thread, which the caller has locked,
+// what every process that runs user code starts with: UserNice, and the
+// timer slack slackNS unless it is 0. Both are the thread's, and what it
+// forks or executes keeps them.
+func asUserThread(slackNS int64) error {
+	if err := unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), UserNice); err != nil {
+		return err
+	}
+	if slackNS > 0 {
+		_ = unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(slackNS), 0, 0, 0)
+	}
+	return nil
 }
 
 // StartAsUser runs start, which forks a process that will run user code
