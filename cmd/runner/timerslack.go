@@ -23,10 +23,24 @@ import (
 // it woke every ~70 µs for the length of the call, 18 of the 31 context
 // switches of an `echo` that finds the runner idle. With 500 µs that
 // call switches 17 times and costs the runner 1.17-1.22 ms of CPU
-// instead of 1.36-1.69. Nothing in the runner needs its timers to the
-// tenth of a millisecond: call timeouts and heartbeats are in seconds,
-// its shortest waits in milliseconds.
-const runnerTimerSlack = 500 * time.Microsecond
+// instead of 1.36-1.69.
+//
+// Under load the naps cost more than the wake-ups: when the host is busy
+// the runner's threads wait for a CPU in the middle of short system
+// calls, and with GOMAXPROCS=1 sysmon takes the runner's one P from
+// any goroutine it finds in a system call for a whole nap, whether or
+// not other work waits, handing it to another thread that finds nothing
+// to do. At 2 ms `echo` over 100 sessions costs the runners 0.89-0.98
+// ms of CPU per call instead of 1.12-1.18 (eight alternating runs); 5 ms
+// took another tenth off, but the runner's shortest sleep (the first
+// pause of a process-tree sweep, 1 ms) would then last up to 6.
+//
+// What the slack delays: every timer of the runner, by at most the slack
+// (call timeouts and heartbeats are in seconds, its shortest waits in
+// milliseconds), and, by as much, another goroutine of the runner while
+// one blocks in a long system call (an fsync), until sysmon hands the P
+// over.
+const runnerTimerSlack = 2 * time.Millisecond
 
 // slackEnv carries the timer slack the runner was started with across
 // its re-execution, so that it re-executes only once and so that the
