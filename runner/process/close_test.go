@@ -23,14 +23,15 @@ func TestClose(t *testing.T) {
 	}()
 	time.Sleep(200 * time.Millisecond)
 	m.Close()
-	if res := <-done; !res.Canceled || res.Message != "canceled" {
+	res := <-done
+	if !res.Canceled || res.Message != "canceled" {
 		t.Errorf("running call after Close = %+v", res)
 	}
 	if info := m.List().Processes[0]; info.ID != bg.ID || info.Running {
 		t.Errorf("background process after Close = %+v", info)
 	}
 	assertClean(t, bg.Pid, "", "sleep 1006.00")
-	assertClean(t, r.pid(), "", "")
+	assertClean(t, res.Pid, "", "")
 	if _, err := m.Run(t.Context(), protocol.ExecRequest{Command: "true"}, func(protocol.Event) {}); codeOf(err) != protocol.CodeUnavailable {
 		t.Errorf("Run after Close: %v", err)
 	}

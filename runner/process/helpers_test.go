@@ -59,18 +59,6 @@ func (r *recorder) stream(typ protocol.EventType) string {
 	return b.String()
 }
 
-// pid returns the pid of the started event.
-func (r *recorder) pid() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, ev := range r.events {
-		if ev.Type == protocol.EventStarted {
-			return ev.Pid
-		}
-	}
-	return 0
-}
-
 // proc is a process seen in /proc by the tests.
 type proc struct {
 	pid, ppid, pgrp, sid int

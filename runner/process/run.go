@@ -19,11 +19,10 @@ const (
 	canceled               // the caller cancelled, or the Manager closed
 )
 
-// Run executes req in the foreground. It emits an EventStarted with the
-// root's pid, then stdout and stderr chunks as they are read (in order
-// within each stream; emit is never called concurrently). It returns when
-// the root process has exited and every process it started is dead and
-// reaped.
+// Run executes req in the foreground. It emits stdout and stderr chunks
+// as they are read (in order within each stream; emit is never called
+// concurrently). It returns when the root process has exited and every
+// process it started is dead and reaped; the result names the root's pid.
 //
 // The call's lifetime is bounded by three things, whichever comes first:
 // the root's exit, the timeout (req.TimeoutMs, or DefaultTimeout) and ctx, which the dispatcher cancels on the gateway's cancel
@@ -65,7 +64,6 @@ func (m *Manager) Run(ctx context.Context, req protocol.ExecRequest, emit func(p
 		defer emitMu.Unlock()
 		emit(ev)
 	}
-	send(protocol.Event{Type: protocol.EventStarted, Pid: p.pid})
 	var (
 		pipes          sync.WaitGroup
 		stdout, stderr capped
@@ -83,6 +81,7 @@ func (m *Manager) Run(ctx context.Context, req protocol.ExecRequest, emit func(p
 	drain(p, &pipes)
 
 	res := m.result(o, before, m.afterState(o), timeout)
+	res.Pid = p.pid
 	res.StdoutBytes, res.StdoutTruncated = stdout.total, stdout.truncated
 	res.StderrBytes, res.StderrTruncated = stderr.total, stderr.truncated
 	return res, nil

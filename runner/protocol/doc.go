@@ -3,7 +3,7 @@
 //
 // One websocket connection (over the sandbox's unix socket) carries many
 // concurrent requests. Every Request has a connection-unique ID; the runner
-// answers with zero or more non-terminal Events (started, stdout, stderr)
+// answers with zero or more non-terminal Events (stdout, stderr)
 // and exactly one terminal Event of type "end" that carries either a Result
 // or an Error. A request is cancelled by sending a Request with Op "cancel"
 // whose params name the target ID; the target still ends with an "end"

@@ -27,17 +27,15 @@ type EventType string
 
 // Event types. Every request receives exactly one EventEnd, last.
 const (
-	EventStarted EventType = "started" // a process started; Pid is set
-	EventStdout  EventType = "stdout"  // Data holds the next stdout chunk
-	EventStderr  EventType = "stderr"  // Data holds the next stderr chunk
-	EventEnd     EventType = "end"     // terminal: Result or Error is set
+	EventStdout EventType = "stdout" // Data holds the next stdout chunk
+	EventStderr EventType = "stderr" // Data holds the next stderr chunk
+	EventEnd    EventType = "end"    // terminal: Result or Error is set
 )
 
 // Event is one frame from the runner about request ID.
 type Event struct {
 	ID     uint64          `json:"id"`
 	Type   EventType       `json:"type"`
-	Pid    int             `json:"pid,omitempty"`
 	Data   []byte          `json:"data,omitempty"`
 	Result json.RawMessage `json:"result,omitempty"`
 	Error  *Error          `json:"error,omitempty"`

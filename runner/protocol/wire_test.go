@@ -16,7 +16,7 @@ func TestEventRoundTrip(t *testing.T) {
 		ev   protocol.Event
 	}{
 		{"binary chunk", protocol.Event{ID: 7, Type: protocol.EventStdout, Data: []byte{0, 0xff, '\n', 0xc3}}},
-		{"started", protocol.Event{ID: 1, Type: protocol.EventStarted, Pid: 42}},
+		{"stderr", protocol.Event{ID: 1, Type: protocol.EventStderr, Data: []byte("x")}},
 		{"result", protocol.Event{ID: 2, Type: protocol.EventEnd, Result: json.RawMessage(`{"exit_code":0}`)}},
 		{"error", protocol.Event{ID: 3, Type: protocol.EventEnd, Error: protocol.Errorf(protocol.CodeNotFound, "read %s: no such file", "/x")}},
 	}
