@@ -39,6 +39,8 @@ type Snapshot struct {
 // reader reads one cgroup version's files.
 type reader interface {
 	snapshot() (Snapshot, error)
+	// oomKills reads only the OOM kill counter.
+	oomKills() (Snapshot, error)
 	// oomState reads only the OOM kill counter and the memory limit.
 	oomState() (Snapshot, error)
 }
@@ -105,15 +107,29 @@ func (a *Accounting) Snapshot() Snapshot {
 }
 
 // OOMState reads only what deciding and reporting an OOM kill needs:
-// OOMKills, HasOOMKills and MemoryLimit (and Version). Every call reads it
-// before and after its process runs, so it reads two small files rather
-// than every statistic of every controller, which took about a
-// millisecond of each short call.
+// OOMKills, HasOOMKills and MemoryLimit (and Version). A call reads it
+// after its process died the way an OOM kill ends one, so it reads two
+// small files rather than every statistic of every controller, which
+// took about a millisecond of each short call.
 func (a *Accounting) OOMState() Snapshot {
 	if a == nil {
 		return Snapshot{}
 	}
 	s, err := a.r.oomState()
+	if err != nil {
+		a.log.Warn("read cgroup", "error", err)
+	}
+	return s
+}
+
+// OOMKills reads only OOMKills and HasOOMKills (and Version): what a call
+// reads before its process starts, to compare with OOMState after. The
+// limit is needed only to report a kill, so this reads one file.
+func (a *Accounting) OOMKills() Snapshot {
+	if a == nil {
+		return Snapshot{}
+	}
+	s, err := a.r.oomKills()
 	if err != nil {
 		a.log.Warn("read cgroup", "error", err)
 	}

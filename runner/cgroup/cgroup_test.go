@@ -44,6 +44,9 @@ func TestNilAccounting(t *testing.T) {
 	if s := a.OOMState(); s != (cgroup.Snapshot{}) {
 		t.Errorf("nil OOMState = %+v, want zero", s)
 	}
+	if s := a.OOMKills(); s != (cgroup.Snapshot{}) {
+		t.Errorf("nil OOMKills = %+v, want zero", s)
+	}
 }
 
 // writeTree creates files (path → content) under dir.
@@ -115,12 +118,17 @@ func TestOpenV1(t *testing.T) {
 }
 
 // checkOOMState checks that OOMState reads the same OOM counter and limit
-// as the full snapshot full, and nothing else.
+// as the full snapshot full, and nothing else, and OOMKills only the
+// counter.
 func checkOOMState(t *testing.T, a *cgroup.Accounting, full cgroup.Snapshot) {
 	t.Helper()
 	want := cgroup.Snapshot{Version: full.Version, MemoryLimit: full.MemoryLimit, OOMKills: full.OOMKills, HasOOMKills: full.HasOOMKills}
 	if got := a.OOMState(); got != want {
 		t.Errorf("OOMState = %+v\nwant       %+v", got, want)
+	}
+	want.MemoryLimit = 0
+	if got := a.OOMKills(); got != want {
+		t.Errorf("OOMKills = %+v\nwant       %+v", got, want)
 	}
 }
 

@@ -86,16 +86,21 @@ func (r *v1) snapshot() (Snapshot, error) {
 	return s, nil
 }
 
-func (r *v1) oomState() (Snapshot, error) {
+func (r *v1) oomKills() (Snapshot, error) {
 	s := Snapshot{Version: 1}
 	if r.memory == "" {
 		return s, nil
 	}
 	kills, found, err := readCounter(filepath.Join(r.memory, "memory.oom_control"), "oom_kill")
-	if err != nil {
+	s.OOMKills, s.HasOOMKills = kills, found && r.hasOOM
+	return s, err
+}
+
+func (r *v1) oomState() (Snapshot, error) {
+	s, err := r.oomKills()
+	if err != nil || r.memory == "" {
 		return s, err
 	}
-	s.OOMKills, s.HasOOMKills = kills, found && r.hasOOM
 	s.MemoryLimit, err = readLimit(filepath.Join(r.memory, "memory.limit_in_bytes"))
 	return s, err
 }

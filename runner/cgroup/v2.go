@@ -32,13 +32,18 @@ func openV2(p paths) (reader, error) {
 	return &v2{m: m, dir: filepath.Join(p.root, g)}, nil
 }
 
-func (r *v2) oomState() (Snapshot, error) {
+func (r *v2) oomKills() (Snapshot, error) {
 	s := Snapshot{Version: 2}
 	kills, found, err := readCounter(filepath.Join(r.dir, "memory.events"), "oom_kill")
+	s.OOMKills, s.HasOOMKills = kills, found
+	return s, err
+}
+
+func (r *v2) oomState() (Snapshot, error) {
+	s, err := r.oomKills()
 	if err != nil {
 		return s, err
 	}
-	s.OOMKills, s.HasOOMKills = kills, found
 	s.MemoryLimit, err = readLimit(filepath.Join(r.dir, "memory.max"))
 	return s, err
 }

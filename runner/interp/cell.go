@@ -39,7 +39,7 @@ func (m *Manager) cell(ctx context.Context, ip *interp, code string, deadline ti
 	ip.cells++
 	fence := "\x00sandgate-fence-" + randomHex(16) + "\x00"
 	fenced := []<-chan struct{}{ip.stdout.arm([]byte(fence)), ip.stderr.arm([]byte(fence))}
-	ip.before = m.opts.Accounting.OOMState()
+	ip.before = m.opts.Accounting.OOMKills()
 	var e cellEnd
 	if err := send(ip.requests, request{Cell: ip.cells, Code: code, Fence: fence}, deadline); err != nil {
 		// A driver that is alive reads its requests at once between
@@ -57,7 +57,7 @@ func (m *Manager) cell(ctx context.Context, ip *interp, code string, deadline ti
 		if e.reply.Fenced && !waitFences(ip, fenced) {
 			m.log.Warn("cell output fences late; output may be attributed to the next cell", "pid", ip.pid)
 		}
-		ip.before = m.opts.Accounting.OOMState()
+		ip.before = m.opts.Accounting.OOMKills()
 	case died:
 		// An interpreter without its control pipe is of no use.
 		select {

@@ -132,7 +132,7 @@ func (m *Manager) start(ctx context.Context) (*interp, error) {
 		ip.release()
 		return nil, err
 	}
-	ip.before = m.opts.Accounting.OOMState()
+	ip.before = m.opts.Accounting.OOMKills()
 	return ip, nil
 }
 

@@ -84,5 +84,5 @@ func (t *tree) learn(procs, members []procStat, sure map[int]bool) {
 // adoptable reports whether an adopted process nobody claims may be t's
 // (rule 4): not in the runner's session or group, and started after t.
 func (t *tree) adoptable(p procStat) bool {
-	return p.sid != selfSid && p.pgrp != selfPgrp && p.start >= t.start
+	return p.sid != selfSid && p.pgrp != selfPgrp && p.start >= t.start()
 }

@@ -112,7 +112,7 @@ func (r *registry) firstCandidate(t *tree, p procStat) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, c := range r.byRoot {
-		if c != t && c.start <= p.start {
+		if c != t && c.start() <= p.start {
 			return false
 		}
 	}
@@ -185,11 +185,19 @@ func (r *registry) spawn(id string, fork func() (int, error)) (*tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &tree{id: id, root: pid, known: make(map[int]uint64)}
-	if st, err := readStat(pid); err == nil {
-		t.start = st.start
-	}
+	t := &tree{id: id, root: pid, known: make(map[int]uint64), start: rootStart(pid)}
 	r.byRoot[pid] = t
 	r.byID[id] = t
 	return t, nil
+}
+
+// rootStart returns a tree's start function for the root pid.
+func rootStart(pid int) func() uint64 {
+	return sync.OnceValue(func() uint64 {
+		st, err := readStat(pid)
+		if err != nil {
+			return 0
+		}
+		return st.start
+	})
 }

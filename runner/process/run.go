@@ -51,7 +51,7 @@ func (m *Manager) Run(ctx context.Context, req protocol.ExecRequest, emit func(p
 	}
 	defer m.wg.Done()
 
-	before := m.opts.Accounting.OOMState()
+	before := m.opts.Accounting.OOMKills()
 	p, err := spawn(c, len(req.Stdin) > 0)
 	if err != nil {
 		return protocol.ExecResult{}, err

@@ -62,7 +62,7 @@ func (m *Manager) Start(req protocol.ExecRequest) (protocol.ProcessInfo, error) 
 	if err != nil {
 		return protocol.ProcessInfo{}, err
 	}
-	before := m.opts.Accounting.OOMState()
+	before := m.opts.Accounting.OOMKills()
 	b, err := m.launch(c)
 	if err != nil {
 		return protocol.ProcessInfo{}, err

@@ -53,9 +53,13 @@ const maxPasses = 50
 // with its own session during this call; such packages must not start
 // processes with Setsid while calls run, or must accept that risk.
 type tree struct {
-	id    string // the marker's value
-	root  int
-	start uint64 // the root's start time; see rule 4
+	id   string // the marker's value
+	root int
+	// start returns the root's start time (see rule 4), read from /proc
+	// the first time rule 4 needs it: most calls end without, and until
+	// the tree is unregistered its root, reaped last, is still there to
+	// read. 0 when it could not be read, as if it started at boot.
+	start func() uint64
 
 	mu     sync.Mutex
 	known  map[int]uint64 // members seen alive outside the root's session: pid → start
@@ -92,6 +96,9 @@ func (t *tree) account(p procStat, ru unix.Rusage) {
 // The root is not touched beyond the group kill: its owner reaps it after
 // the sweep. It reports whether the tree is gone.
 func (t *tree) sweep(log *slog.Logger) bool {
+	if t.alone() {
+		return true
+	}
 	backoff := time.Millisecond
 	for pass := 0; pass < maxPasses; pass++ {
 		killGroup(t.root, unix.SIGKILL)
@@ -124,4 +131,16 @@ func (t *tree) sweep(log *slog.Logger) bool {
 	}
 	log.Warn("process tree still alive after sweep", "call_id", t.id, "pid", t.root, "passes", maxPasses)
 	return false
+}
+
+// alone reports whether the root, which has exited, is provably all
+// there ever was of t: no pid has been given out in the runner's pid
+// namespace since the root's. Every other member would be a process
+// created after the root, with a pid of its own, and while the root's
+// zombie holds its pid no new process can take it. Most short commands
+// (a shell running a builtin, or executing one program in its place) are
+// alone, and their sweep needs no look at /proc.
+func (t *tree) alone() bool {
+	last, ok := lastPid()
+	return ok && last == t.root
 }
