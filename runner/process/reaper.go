@@ -36,12 +36,24 @@ type registry struct {
 	byRoot  map[int]*tree
 	byID    map[string]*tree
 	zombies map[procStat]time.Time // unclaimed zombie children: first seen
+
+	// quietAt is the last pid the namespace gave out (lastPid) at a
+	// moment when it held nothing the reaper cares about, or -1 when no
+	// such moment is known. It is set by a scan that found nothing but
+	// pid 1, the runner and live roots, and moved on by every root
+	// spawned while it was the last pid, when that root's pid is provably
+	// the only one given out since. While the namespace's last pid is
+	// still quietAt, the namespace holds only such processes, a SIGCHLD
+	// can only be a root's, which its owner reaps, and the reaper does
+	// not scan /proc for it: the scan a call would otherwise cost.
+	quietAt int
 }
 
 var reg = &registry{
 	byRoot:  make(map[int]*tree),
 	byID:    make(map[string]*tree),
 	zombies: make(map[procStat]time.Time),
+	quietAt: -1,
 }
 
 // start makes the runner a child subreaper, so that the orphans of every
@@ -125,6 +137,9 @@ func (r *registry) loop(sigc <-chan os.Signal) {
 	for {
 		select {
 		case <-sigc:
+			if r.quiet() {
+				continue
+			}
 		case <-tick.C:
 		}
 		r.reapOrphans(time.Now())
@@ -138,8 +153,12 @@ func (r *registry) loop(sigc <-chan os.Signal) {
 // them, so that their zombies can be attributed once the environment is
 // gone.
 func (r *registry) reapOrphans(now time.Time) {
+	// Read before the scan: a process made after it is either in the
+	// scan or has moved the last pid on.
+	last, lastOK := lastPid()
+	procs := scanProcs()
 	seen := make(map[procStat]bool)
-	for _, p := range scanProcs() {
+	for _, p := range procs {
 		if p.ppid != self || r.isRoot(p.pid) {
 			continue
 		}
@@ -172,6 +191,10 @@ func (r *registry) reapOrphans(now time.Time) {
 			delete(r.zombies, p)
 		}
 	}
+	r.quietAt = -1
+	if lastOK && len(procs) == 0 {
+		r.quietAt = last
+	}
 	r.mu.Unlock()
 }
 
@@ -181,7 +204,9 @@ func (r *registry) reapOrphans(now time.Time) {
 func (r *registry) spawn(id string, fork func() (int, error)) (*tree, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	before, _ := r.quietLast()
 	pid, err := fork()
+	r.keepQuiet(before, pid, err)
 	if err != nil {
 		return nil, err
 	}
@@ -189,6 +214,41 @@ func (r *registry) spawn(id string, fork func() (int, error)) (*tree, error) {
 	r.byRoot[pid] = t
 	r.byID[id] = t
 	return t, nil
+}
+
+// quiet reports whether the namespace still holds nothing the reaper
+// cares about (see quietAt).
+func (r *registry) quiet() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	last, ok := r.quietLast()
+	return ok && last == r.quietAt
+}
+
+// quietLast returns lastPid, or false when quietAt is unknown.
+func (r *registry) quietLast() (int, bool) {
+	if r.quietAt < 0 {
+		return 0, false
+	}
+	return lastPid()
+}
+
+// keepQuiet moves quietAt on to pid, a root just forked when the last pid
+// was before, if pid is provably the only pid given out since quietAt:
+// the last pid was quietAt before the fork, pid follows it directly (no
+// other process took one in between), and it is still the last. Anything
+// else, a failed fork included, forgets quietAt until the next scan.
+// Called with r.mu held.
+func (r *registry) keepQuiet(before, pid int, forkErr error) {
+	if r.quietAt < 0 {
+		return
+	}
+	after, ok := lastPid()
+	if forkErr == nil && ok && before == r.quietAt && pid == before+1 && after == pid {
+		r.quietAt = pid
+		return
+	}
+	r.quietAt = -1
 }
 
 // rootStart returns a tree's start function for the root pid.
