@@ -123,11 +123,12 @@ func envEmptyOrGone(pid int) bool {
 
 // lastPid returns the last pid the kernel gave out in the runner's pid
 // namespace (/proc/sys/kernel/ns_last_pid), or false where that cannot
-// be read (gVisor, a kernel without checkpoint/restore): callers then
-// assume anything may have been created. Only a process with
-// CAP_SYS_ADMIN over the namespace can set it, which nothing in a
-// sandbox has. The file stays open: read again from offset 0 it says
-// the value of the moment, one system call instead of four.
+// be read (gVisor has no such file): callers then assume anything may
+// have been created. Setting it, or choosing a new process's pid with
+// clone3's set_tid, takes CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE over
+// the namespace, which nothing in a sandbox has. The file stays open:
+// read again from offset 0 it says the value of the moment, one system
+// call instead of four.
 func lastPid() (int, bool) {
 	fd, err := nsLastPid()
 	if err != nil {
