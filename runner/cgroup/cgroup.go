@@ -95,41 +95,26 @@ func open(p paths, version int) (*Accounting, error) {
 // Snapshot reads the cgroup now. Values that cannot be read are left zero;
 // a read error is logged, not returned, because accounting is a report and
 // must never fail a call.
-func (a *Accounting) Snapshot() Snapshot {
-	if a == nil {
-		return Snapshot{}
-	}
-	s, err := a.r.snapshot()
-	if err != nil {
-		a.log.Warn("read cgroup", "error", err)
-	}
-	return s
-}
+func (a *Accounting) Snapshot() Snapshot { return a.read(reader.snapshot) }
 
 // OOMState reads only what deciding and reporting an OOM kill needs:
 // OOMKills, HasOOMKills and MemoryLimit (and Version). A call reads it
 // after its process died the way an OOM kill ends one, so it reads two
 // small files rather than every statistic of every controller, which
 // took about a millisecond of each short call.
-func (a *Accounting) OOMState() Snapshot {
-	if a == nil {
-		return Snapshot{}
-	}
-	s, err := a.r.oomState()
-	if err != nil {
-		a.log.Warn("read cgroup", "error", err)
-	}
-	return s
-}
+func (a *Accounting) OOMState() Snapshot { return a.read(reader.oomState) }
 
 // OOMKills reads only OOMKills and HasOOMKills (and Version): what a call
 // reads before its process starts, to compare with OOMState after. The
 // limit is needed only to report a kill, so this reads one file.
-func (a *Accounting) OOMKills() Snapshot {
+func (a *Accounting) OOMKills() Snapshot { return a.read(reader.oomKills) }
+
+// read reads with f, as Snapshot says.
+func (a *Accounting) read(f func(reader) (Snapshot, error)) Snapshot {
 	if a == nil {
 		return Snapshot{}
 	}
-	s, err := a.r.oomKills()
+	s, err := f(a.r)
 	if err != nil {
 		a.log.Warn("read cgroup", "error", err)
 	}
