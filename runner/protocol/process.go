@@ -37,9 +37,10 @@ type CodeRequest struct {
 // ExecResult ends an exec or code request. Output itself travels in the
 // stdout/stderr events; the flags say whether any was dropped.
 type ExecResult struct {
-	// Pid is the pid the call's root process had. Not sent while it runs:
-	// no gateway needed it then, and for a short command it was a
-	// frame, a write and a wake-up of the gateway of its own.
+	// Pid is the pid the call's root process had. No event carries it
+	// while the process runs: no gateway needs it then, and for a short
+	// command such an event would cost a frame, a write and a wake-up of
+	// the gateway's connection reader.
 	Pid             int    `json:"pid"`
 	ExitCode        int    `json:"exit_code"`        // -1 when killed by a signal
 	Signal          string `json:"signal,omitempty"` // e.g. "SIGKILL"
