@@ -3,7 +3,6 @@ package process_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -142,39 +141,4 @@ func TestTreeSparesOthers(t *testing.T) {
 	}
 	m.Close()
 	assertAlone(t, bg.Pid, "", "sleep 1001.7")
-}
-
-// TestSweepKnowsALoneRoot checks the sweep's shortcut: a root that started
-// nothing is known to be alone from the last pid its pid namespace gave
-// out, and one that started anything is never taken for alone. Here, in
-// the host's pid namespace, other processes give out pids too, so a lone
-// root may be seen as alone only after some tries (the sweep then just
-// looks at /proc); in a sandbox nothing else does.
-func TestSweepKnowsALoneRoot(t *testing.T) {
-	if _, err := os.Stat("/proc/sys/kernel/ns_last_pid"); err != nil {
-		t.Skipf("this kernel does not say its last pid: %v", err)
-	}
-	m := newManager(t)
-	for range 20 {
-		alone, err := m.SpawnAlone(protocol.ExecRequest{Command: "/bin/true; :"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if alone {
-			t.Fatal("a root that forked /bin/true was taken for alone")
-		}
-	}
-	const tries = 200
-	for i := range tries {
-		alone, err := m.SpawnAlone(protocol.ExecRequest{Argv: []string{"/bin/true"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if alone {
-			return
-		}
-		if i == tries-1 {
-			t.Fatalf("a root that started nothing was not found alone in %d tries", tries)
-		}
-	}
 }

@@ -10,18 +10,22 @@ import (
 	"github.com/sandgate/sandgate/runner/protocol"
 )
 
-const quietHelperEnv = "SANDGATE_TEST_QUIET_NAMESPACE"
+const lastPidHelperEnv = "SANDGATE_TEST_LAST_PID_NAMESPACE"
 
-// TestReaperQuiet checks when the reaper may skip its scan of /proc on a
-// SIGCHLD (registry.quiet): after a root that started nothing, yes; after
-// a root that forked, or a process started by anything else in the
-// runner, no; and whenever it says yes, /proc holds nothing but pid 1,
-// the runner and live roots. It needs a pid namespace of its own, as a
-// sandbox's runner has, so it runs in a copy of the test binary as pid 1
+// TestLastPidShortcuts checks the two places where the pid namespace's
+// last pid spares the runner a scan of /proc. The sweep: a root that
+// started nothing is known to be alone, and one that started anything is
+// never taken for alone. The reaper (registry.quiet) may skip its scan on
+// a SIGCHLD after a root that started nothing, not while a process that
+// is not a root lives (one a root forked, or one another part of the
+// runner started), and whenever it would skip, /proc holds nothing but
+// pid 1, the runner and live roots. Both need a pid namespace of their
+// own, as a sandbox's runner has (in the host's, every other process
+// gives out pids too), so it runs in a copy of the test binary as pid 1
 // of a new one.
-func TestReaperQuiet(t *testing.T) {
-	if os.Getenv(quietHelperEnv) != "" {
-		quietHelper(t)
+func TestLastPidShortcuts(t *testing.T) {
+	if os.Getenv(lastPidHelperEnv) != "" {
+		lastPidHelper(t)
 		return
 	}
 	t.Parallel()
@@ -32,20 +36,66 @@ func TestReaperQuiet(t *testing.T) {
 		t.Skipf("cannot make a pid namespace here (needs root and util-linux's unshare): %v: %s", err, bytes.TrimSpace(out))
 	}
 	cmd := exec.Command("unshare", "--pid", "--fork", "--mount-proc", "--kill-child", "--",
-		os.Args[0], "-test.run=^TestReaperQuiet$", "-test.v")
-	cmd.Env = append(os.Environ(), quietHelperEnv+"=1")
+		os.Args[0], "-test.run=^TestLastPidShortcuts$", "-test.v")
+	cmd.Env = append(os.Environ(), lastPidHelperEnv+"=1")
 	out, err := cmd.CombinedOutput()
-	if err != nil || !bytes.Contains(out, []byte("--- PASS: TestReaperQuiet")) {
+	if err != nil || !bytes.Contains(out, []byte("--- PASS: TestLastPidShortcuts")) {
 		t.Fatalf("helper: %v\n%s", err, out)
 	}
 }
 
-func quietHelper(t *testing.T) {
+// The Go runtime gives out pids too when it makes a thread; a few tries
+// get past that.
+const lastPidTries = 50
+
+func lastPidHelper(t *testing.T) {
 	if os.Getpid() != 1 {
 		t.Fatalf("the helper runs as pid %d, want 1 of a new pid namespace", os.Getpid())
 	}
 	m := NewManager(Options{Workspace: t.TempDir()})
 	defer m.Close()
+	sweepShortcut(t, m)
+	reaperShortcut(t, m)
+}
+
+// sweepShortcut checks tree.alone.
+func sweepShortcut(t *testing.T, m *Manager) {
+	// spawnAlone starts req, waits for its root to exit and reports
+	// whether the sweep would find the tree alone, then ends the call as
+	// Run does.
+	spawnAlone := func(req protocol.ExecRequest) bool {
+		t.Helper()
+		c, err := m.prepare(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := spawn(c, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.closeAll()
+		if err := waitExit(p.pid); err != nil {
+			t.Fatal(err)
+		}
+		alone := p.t.alone()
+		m.finish(p, exited)
+		return alone
+	}
+	for range 5 {
+		if spawnAlone(protocol.ExecRequest{Command: "/bin/true; :"}) {
+			t.Fatal("a root that forked /bin/true was taken for alone")
+		}
+	}
+	for range lastPidTries {
+		if spawnAlone(protocol.ExecRequest{Argv: []string{"/bin/true"}}) {
+			return
+		}
+	}
+	t.Fatalf("a root that started nothing was not found alone in %d tries", lastPidTries)
+}
+
+// reaperShortcut checks registry.quiet.
+func reaperShortcut(t *testing.T, m *Manager) {
 	run := func(req protocol.ExecRequest) {
 		t.Helper()
 		if _, err := m.Run(t.Context(), req, func(protocol.Event) {}); err != nil {
@@ -66,11 +116,8 @@ func quietHelper(t *testing.T) {
 		}
 		return quiet
 	}
-	// The Go runtime gives out pids too when it makes a thread; a few
-	// tries get past that.
-	const tries = 50
 	alone := false
-	for range tries {
+	for range lastPidTries {
 		quietNow(true)
 		run(protocol.ExecRequest{Argv: []string{"/bin/true"}})
 		if alone = quietNow(false); alone {
@@ -78,7 +125,7 @@ func quietHelper(t *testing.T) {
 		}
 	}
 	if !alone {
-		t.Fatalf("a root that started nothing left the namespace not quiet in %d tries", tries)
+		t.Fatalf("a root that started nothing left the namespace not quiet in %d tries", lastPidTries)
 	}
 	// While a process that is not a root lives, never: one another part
 	// of the runner started, or one a root forked.
