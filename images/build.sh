@@ -13,8 +13,8 @@
 # after its parent, since its parent is local.
 #
 # A build is skipped when the image exists and carries, in its
-# sandgate.image-hash label, the content hash of images/<name>/, setup.sh
-# and this script, and of its parent image's id.
+# sandgate.image-hash label, the content hash of images/<name>/, setup.sh,
+# static-sh.sh and this script, and of its parent image's id.
 #
 # Environment:
 #   FORCE=1      rebuild even when the hash matches
@@ -53,12 +53,13 @@ cleanup() {
 trap cleanup EXIT
 
 # image_hash prints a short digest of everything that defines image $1:
-# the files of images/$1/, setup.sh, this script (the offline recipe) and
-# the id of its parent image $2, if any, so a rebuilt parent rebuilds it.
+# the files of images/$1/ (its Go tests aside), setup.sh, static-sh.sh,
+# this script (the offline recipe) and the id of its parent image $2, if
+# any, so a rebuilt parent rebuilds it.
 image_hash() {
 	local name=$1 parent=$2
 	{
-		(cd "$IMAGES_DIR" && find "$name" setup.sh build.sh -type f -print0 |
+		(cd "$IMAGES_DIR" && find "$name" setup.sh static-sh.sh build.sh -type f ! -name '*_test.go' -print0 |
 			LC_ALL=C sort -z | xargs -0 sha256sum)
 		[[ -z "$parent" ]] || docker image inspect -f '{{.Id}}' "$parent"
 	} | sha256sum | cut -c1-16
@@ -176,7 +177,7 @@ build_offline() {
 	# file is removed afterwards (Docker provides one at run time).
 	cp -L /etc/resolv.conf "$ROOTFS/etc/resolv.conf"
 	mkdir "$ROOTFS/tmp/sandgate-image"
-	cp "$IMAGES_DIR/$name/packages.txt" "$IMAGES_DIR/setup.sh" "$ROOTFS/tmp/sandgate-image/"
+	cp "$IMAGES_DIR/$name/packages.txt" "$IMAGES_DIR/setup.sh" "$IMAGES_DIR/static-sh.sh" "$ROOTFS/tmp/sandgate-image/"
 	if [[ -f "$IMAGES_DIR/$name/install.sh" ]]; then
 		cp "$IMAGES_DIR/$name/install.sh" "$ROOTFS/tmp/sandgate-image/"
 		# Its downloads trust what the host trusts (a TLS-inspecting

@@ -27,6 +27,10 @@ if [ -f "$here/install.sh" ]; then
 	sh "$here/install.sh"
 fi
 
+# /bin/sh, started by every run_shell call, as a static musl build of
+# the same dash (see static-sh.sh for why and how).
+sh "$here/static-sh.sh"
+
 # The sandbox user. Sandgate runs every container as 1000:1000
 # (sandbox/docker Config.User), so the ids are fixed, not allocated.
 owner=$(grep -E '^[^:]*:[^:]*:1000:' /etc/passwd | cut -d: -f1)
