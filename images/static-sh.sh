@@ -74,6 +74,9 @@ dpkg-query -W -f '${Package}\n' | sort >"$work/after"
 
 (
 	cd "$work"
+	# dpkg-source warns that it cannot check the .dsc's signature (no
+	# Debian keyring here); apt has checked every file against the
+	# signed indexes already.
 	dpkg-source -x dash_*.dsc src >&2
 	cd src
 	# Debian's patches change configure.ac and Makefile.am.
@@ -100,8 +103,11 @@ comm -13 "$work/before" "$work/after" | xargs -r apt-get purge -y >&2
 
 # The packaged binary is diverted, not overwritten, so dpkg knows where
 # it is and an upgrade of dash does not put it back over the static one.
-if [ ! -f /bin/dash.glibc ]; then
-	dpkg-divert --local --rename --divert /bin/dash.glibc --add /bin/dash >&2
+# It is copied, not moved, and the static one renamed over /bin/dash:
+# /bin/sh never goes missing, not even for an instant.
+if [ "$(dpkg-divert --truename /bin/dash)" != /bin/dash.glibc ]; then
+	cp -p /bin/dash /bin/dash.glibc
+	dpkg-divert --local --no-rename --divert /bin/dash.glibc --add /bin/dash >&2
 fi
 install -m 0755 "$work/dash" /bin/dash.static
 mv /bin/dash.static /bin/dash
