@@ -62,9 +62,9 @@ func TestShellIsStaticDash(t *testing.T) {
 
 	// Static: no program interpreter (ld.so) to load at every start.
 	bin := filepath.Join(t.TempDir(), "dash")
-	id := docker(t, "create", image)
+	id := sandboxtest.DockerCLI(t, "create", image)
 	t.Cleanup(func() { _ = exec.Command("docker", "rm", id).Run() })
-	docker(t, "cp", "-L", id+":/bin/sh", bin)
+	sandboxtest.DockerCLI(t, "cp", "-L", id+":/bin/sh", bin)
 	f, err := elf.Open(bin)
 	if err != nil {
 		t.Fatal(err)
@@ -103,17 +103,6 @@ func run(t *testing.T, script string, args ...string) string {
 	out, err := exec.CommandContext(ctx, "docker", argv...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("docker run: %v\n%s", err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
-
-// docker runs the docker CLI and returns its trimmed output, failing t on
-// an error.
-func docker(t *testing.T, args ...string) string {
-	t.Helper()
-	out, err := exec.Command("docker", args...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("docker %v: %v\n%s", args, err, out)
 	}
 	return strings.TrimSpace(string(out))
 }

@@ -25,7 +25,7 @@ const image = "sandgate/runner:latest"
 // fails, saying why, where it cannot.
 func TestImageInstalls(t *testing.T) {
 	sandboxtest.RequireImage(t, image)
-	want := docker(t, "image", "inspect", "-f", `{{index .Config.Labels "sandgate.runner-sha256"}}`, image)
+	want := sandboxtest.DockerCLI(t, "image", "inspect", "-f", `{{index .Config.Labels "sandgate.runner-sha256"}}`, image)
 	if len(want) != 64 {
 		t.Fatalf("image %s has no sandgate.runner-sha256 label (%q): rebuild it with make images", image, want)
 	}
@@ -89,15 +89,4 @@ func run(t *testing.T, opts []string, args ...string) (string, error) {
 	argv = append(append(append(argv, opts...), image), args...)
 	out, err := exec.CommandContext(ctx, "docker", argv...).CombinedOutput()
 	return string(out), err
-}
-
-// docker runs the docker CLI and returns its trimmed output, failing t on
-// an error.
-func docker(t *testing.T, args ...string) string {
-	t.Helper()
-	out, err := exec.Command("docker", args...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("docker %v: %v\n%s", args, err, out)
-	}
-	return strings.TrimSpace(string(out))
 }

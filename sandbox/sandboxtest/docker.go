@@ -3,6 +3,8 @@ package sandboxtest
 import (
 	"context"
 	"os"
+	"os/exec"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -64,6 +66,17 @@ func RequireImage(t testing.TB, image string) {
 	case err != nil:
 		t.Fatalf("inspect image %s: %v", image, err)
 	}
+}
+
+// DockerCLI runs the docker CLI with args and returns its trimmed
+// combined output, failing t on an error.
+func DockerCLI(t testing.TB, args ...string) string {
+	t.Helper()
+	out, err := exec.CommandContext(t.Context(), "docker", args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("docker %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
 }
 
 // unavailable fails t if Required, else skips it.
