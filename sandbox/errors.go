@@ -16,4 +16,7 @@ var (
 	ErrRunnerMissing = errors.New("runner binary missing")
 	// ErrStartFailed: the sandbox was created but its runner never came up.
 	ErrStartFailed = errors.New("sandbox did not start")
+	// ErrClaimed: a pooled sandbox was claimed already (PoolClaims), or
+	// is not a pooled sandbox at all.
+	ErrClaimed = errors.New("pooled sandbox claimed already")
 )

@@ -84,8 +84,8 @@ type Spec struct {
 	ExpiresAt time.Time
 	// Pool, when set, marks a container made ahead of demand for the
 	// warm pool of that name (its image). It has no owner yet; who claims
-	// it is recorded by the gateway, not in labels, which cannot change
-	// on a running container.
+	// it is recorded by the gateway (labels cannot change on a running
+	// container), or by a provider that is PoolClaims, in its records.
 	Pool string
 	// Template is the name its creator asked for its image by (an E2B
 	// template alias), and Metadata the creator's key-value pairs: kept
@@ -211,13 +211,49 @@ type Filter struct {
 	Session string
 	Client  string
 	Tenant  string
+	// RecordsOnly asks only for what the sandboxes' records say: State
+	// may be empty. Enough to count sandboxes, and cheaper where records
+	// and runners are kept apart (Kubernetes: Secrets without their pods).
+	RecordsOnly bool
+	// Since, with RecordsOnly, names a sandbox this provider just created,
+	// recreated or claimed: the records may then be read as they were at
+	// that write, or later. Every record written before
+	// that write is there; one written since may not be. It saves waiting
+	// for a cache to catch up with every write in the system before the
+	// read (Kubernetes' watch cache: up to a tenth of a second).
+	// AnyRecent asks for no more than a recent state, for a check that is
+	// repeated after the write it guards.
+	Since string
 }
+
+// AnyRecent is Filter.Since for records of any recent state: a cache may
+// answer without waiting for the latest writes (Kubernetes: milliseconds
+// behind).
+const AnyRecent = "*"
 
 // Matches reports whether info has every field f asks for.
 func (f Filter) Matches(info Info) bool {
 	return (f.ID == "" || info.ID == f.ID) && (f.Owner == "" || info.Owner == f.Owner) &&
 		(f.Session == "" || info.Session == f.Session) && (f.Client == "" || info.Client == f.Client) &&
 		(f.Tenant == "" || info.Tenant == f.Tenant)
+}
+
+// PoolClaims is implemented by providers that keep the claims of warm
+// pool sandboxes in their own shared records, where every gateway
+// replica reads them (Kubernetes: the sandbox's Secret). A pooled
+// sandbox (Spec.Pool) is made without an owner; a claim gives it the
+// owner, session, client, tenant, allowlist, expiry and E2B fields of a
+// Spec, as if it had been created with that Spec at the claim's time.
+type PoolClaims interface {
+	// Claim makes the unclaimed pooled sandbox id spec's and returns how
+	// it now describes itself. Of concurrent claims of one sandbox
+	// exactly one succeeds; the others, and a claim of a sandbox that
+	// is claimed or not pooled, fail with ErrClaimed (ErrNotFound: gone).
+	Claim(ctx context.Context, id string, spec Spec) (Info, error)
+	// RemoveUnclaimed removes pooled sandbox id as Remove does, but only
+	// while it is unclaimed: ErrClaimed when a claim came first, even
+	// one that raced this call.
+	RemoveUnclaimed(ctx context.Context, id string) error
 }
 
 // Recorder is implemented by providers whose sandbox records are shared

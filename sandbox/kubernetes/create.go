@@ -89,6 +89,7 @@ func (p *Provider) Recreate(ctx context.Context, spec sandbox.Spec) (_ sandbox.S
 	if secret, err = secrets.Update(ctx, secret, metav1.UpdateOptions{}); err != nil {
 		return nil, fmt.Errorf("recreate sandbox %s: update secret: %w", spec.ID, apiErr(err))
 	}
+	p.wrote(secret)
 	made := &made{} // the Secret predates this call: a rollback keeps it
 	defer func() {
 		if retErr != nil {
@@ -138,6 +139,7 @@ func (p *Provider) createSecret(ctx context.Context, s *corev1.Secret) (*corev1.
 	case err != nil:
 		return nil, fmt.Errorf("create sandbox %s: create secret: %w", id, apiErr(err))
 	}
+	p.wrote(created)
 	if err := ctx.Err(); err != nil {
 		// Returned all the same, so that the caller rolls it back.
 		return created, fmt.Errorf("create sandbox %s: %w", id, err)

@@ -21,9 +21,13 @@
 //     keeps another replica from removing the sandbox as idle, the
 //     egress allowlist last set, which every replica applies, and the
 //     end its owner set (an E2B timeout), which every replica enforces.
+//     A warm pool's sandbox is made without an owner; its claim writes
+//     the claimant's labels and annotations to both objects
+//     (sandbox.PoolClaims, claim.go), the Secret first and atomically.
 //   - the pod (see Pod for every field and why).
 //
-// Both carry the same labels and annotations (labels.go), from which any
+// Both carry the same labels and annotations (labels.go; the Secret is
+// the authority where a claim cut short left them apart), from which any
 // gateway replica rebuilds sandbox.Info without state of its own. What a
 // selector must match is a label (managed, instance, and SHA-256-based
 // hashes of the owner, session and tenant, since label values are

@@ -198,13 +198,15 @@ func infoFromMeta(m metav1.ObjectMeta) sandbox.Info {
 	}
 }
 
-// withRecord returns info, read from a pod, with what was recorded on
-// the sandbox's Secret since the pod was made: the last use, the
-// allowlist last set and the owner's deadline (see record.go).
+// withRecord returns the sandbox as its Secret, the record, describes
+// it, with the state and container id of its pod, info. The Secret has
+// everything the pod has, and what was recorded since the pod was made:
+// the last use, the allowlist last set, the owner's deadline (see
+// record.go) and a pool claim whose pod patch was cut short (claim.go).
 func withRecord(info sandbox.Info, secret metav1.ObjectMeta) sandbox.Info {
 	rec := infoFromMeta(secret)
-	info.LastUsed, info.Network, info.Deadline = rec.LastUsed, rec.Network, rec.Deadline
-	return info
+	rec.ContainerID, rec.State = info.ContainerID, info.State
+	return rec
 }
 
 // parseTime parses an RFC 3339 value; invalid or empty gives zero.

@@ -9,8 +9,10 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -36,6 +38,59 @@ type Provider struct {
 	cs  clientset.Interface
 	cfg Config
 	log *slog.Logger
+
+	// written holds the resourceVersion of each sandbox's Secret as this
+	// provider last created, recreated or claimed it, for List's
+	// Filter.Since, which follows such a write at once; entries older
+	// than writtenTTL are dropped.
+	writtenMu sync.Mutex
+	written   map[string]writeMark
+}
+
+// writeMark is a Secret's resourceVersion after a write, and when.
+type writeMark struct {
+	rv string
+	at time.Time
+}
+
+// writtenTTL is how long wrote remembers a write. Filter.Since is for
+// the read that follows a creation or claim, within its call.
+const writtenTTL = 5 * time.Minute
+
+// wrote records that this provider wrote s, a sandbox's Secret.
+func (p *Provider) wrote(s *corev1.Secret) {
+	if s == nil || s.ResourceVersion == "" {
+		return
+	}
+	now := time.Now()
+	p.writtenMu.Lock()
+	defer p.writtenMu.Unlock()
+	p.written[s.Name] = writeMark{rv: s.ResourceVersion, at: now}
+	if len(p.written) > 64 {
+		for name, w := range p.written {
+			if now.Sub(w.at) > writtenTTL {
+				delete(p.written, name)
+			}
+		}
+	}
+}
+
+// lastWrite returns the resourceVersion of sandbox id's Secret as this
+// provider last wrote it (within writtenTTL), or "".
+func (p *Provider) lastWrite(id string) string {
+	p.writtenMu.Lock()
+	defer p.writtenMu.Unlock()
+	if w, ok := p.written[objectName(id)]; ok && time.Since(w.at) <= writtenTTL {
+		return w.rv
+	}
+	return ""
+}
+
+// forgetWrites drops what wrote recorded of sandbox id.
+func (p *Provider) forgetWrites(id string) {
+	p.writtenMu.Lock()
+	defer p.writtenMu.Unlock()
+	delete(p.written, objectName(id))
 }
 
 var _ sandbox.Provider = (*Provider)(nil)
@@ -65,7 +120,8 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 		return nil, fmt.Errorf("%w: reach the Kubernetes API server at %s: %v (check the kubeconfig)",
 			sandbox.ErrUnavailable, rc.Host, err)
 	}
-	p := &Provider{cs: cs, cfg: cfg, log: cfg.Logger.With("provider", "kubernetes", "namespace", cfg.Namespace, "instance", cfg.Instance)}
+	p := &Provider{cs: cs, cfg: cfg, log: cfg.Logger.With("provider", "kubernetes", "namespace", cfg.Namespace, "instance", cfg.Instance),
+		written: map[string]writeMark{}}
 	if err := p.ensurePolicy(ctx); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, fmt.Errorf("kubernetes provider: namespace %s does not exist (create it first): %w", cfg.Namespace, err)

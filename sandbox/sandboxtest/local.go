@@ -41,10 +41,11 @@ type Local struct {
 
 	mu      sync.Mutex
 	boxes   map[string]*localBox
-	used    map[string]time.Time // Touch
-	network map[string][]string  // SetNetwork
-	ends    map[string]time.Time // SetDeadline
-	lost    []*localBox          // Lose: runners without a record, stopped at cleanup
+	used    map[string]time.Time    // Touch
+	network map[string][]string     // SetNetwork
+	ends    map[string]time.Time    // SetDeadline
+	claims  map[string]sandbox.Info // Claim: what a pooled sandbox is since
+	lost    []*localBox             // Lose: runners without a record, stopped at cleanup
 }
 
 // localBox is one sandbox: its directory and its current runner process.
@@ -79,7 +80,7 @@ func NewLocal(t testing.TB, images ...string) *Local {
 		t.Fatal(err)
 	}
 	l := &Local{runner: RunnerBinary(t), root: root, images: images, boxes: map[string]*localBox{},
-		used: map[string]time.Time{}, network: map[string][]string{}, ends: map[string]time.Time{}}
+		used: map[string]time.Time{}, network: map[string][]string{}, ends: map[string]time.Time{}, claims: map[string]sandbox.Info{}}
 	t.Cleanup(func() {
 		for _, id := range l.ids() {
 			_ = l.Remove(context.Background(), id)
@@ -183,10 +184,13 @@ func (l *Local) List(_ context.Context, f sandbox.Filter) ([]sandbox.Info, error
 	var out []sandbox.Info
 	for _, id := range l.ids() {
 		b := l.box(id)
-		if b == nil || !f.Matches(b.info) {
+		if b == nil {
 			continue
 		}
 		info := l.record(id, b.info)
+		if !f.Matches(info) {
+			continue
+		}
 		if b.exited() {
 			info.State = "exited"
 		}
@@ -199,10 +203,13 @@ func (l *Local) List(_ context.Context, f sandbox.Filter) ([]sandbox.Info, error
 }
 
 // record returns info with what was recorded for sandbox id since it
-// was created (Touch, SetNetwork, SetDeadline).
+// was created (Claim, Touch, SetNetwork, SetDeadline).
 func (l *Local) record(id string, info sandbox.Info) sandbox.Info {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if c, ok := l.claims[id]; ok {
+		info = c
+	}
 	info.LastUsed, info.Deadline = l.used[id], l.ends[id]
 	if n, ok := l.network[id]; ok {
 		info.Network = n
@@ -248,16 +255,61 @@ func (l *Local) SetDeadline(_ context.Context, id string, at time.Time) error {
 	return nil
 }
 
+// Claim implements sandbox.PoolClaims, in memory and under one lock, so
+// that replicas on one Local claim as they would on a cluster.
+func (l *Local) Claim(_ context.Context, id string, spec sandbox.Spec) (sandbox.Info, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.boxes[id]
+	switch _, taken := l.claims[id]; {
+	case b == nil:
+		return sandbox.Info{}, fmt.Errorf("claim sandbox %s: %w", id, sandbox.ErrNotFound)
+	case taken || b.info.Pool == "" || b.info.Pool != spec.Pool || b.info.Owner != "":
+		return sandbox.Info{}, fmt.Errorf("claim sandbox %s: %w", id, sandbox.ErrClaimed)
+	}
+	info := b.info
+	info.Owner, info.Session, info.Client, info.Tenant, info.Network = spec.Owner, spec.Session, spec.Client, spec.Tenant, spec.Network
+	info.ExpiresAt, info.CreatedAt, info.Template, info.Metadata = spec.ExpiresAt, time.Now(), spec.Template, spec.Metadata
+	l.claims[id] = info
+	return info, nil
+}
+
+// RemoveUnclaimed implements sandbox.PoolClaims: the check and the
+// removal from the records are one step under the lock.
+func (l *Local) RemoveUnclaimed(_ context.Context, id string) error {
+	l.mu.Lock()
+	b := l.boxes[id]
+	if _, taken := l.claims[id]; b != nil && (taken || b.info.Pool == "") {
+		l.mu.Unlock()
+		return fmt.Errorf("remove pooled sandbox %s: %w", id, sandbox.ErrClaimed)
+	}
+	l.forgetLocked(id)
+	l.mu.Unlock()
+	return l.finishRemove(id, b)
+}
+
 // Remove stops the runner (and, through its shutdown, what it started)
 // and deletes the sandbox's directory.
 func (l *Local) Remove(_ context.Context, id string) error {
 	l.mu.Lock()
 	b := l.boxes[id]
+	l.forgetLocked(id)
+	l.mu.Unlock()
+	return l.finishRemove(id, b)
+}
+
+// forgetLocked drops sandbox id's records; l.mu must be held.
+func (l *Local) forgetLocked(id string) {
+	delete(l.claims, id)
 	delete(l.boxes, id)
 	delete(l.used, id)
 	delete(l.network, id)
 	delete(l.ends, id)
-	l.mu.Unlock()
+}
+
+// finishRemove stops b, sandbox id's box taken out of the records, and
+// deletes its directory.
+func (l *Local) finishRemove(id string, b *localBox) error {
 	if b == nil {
 		return fmt.Errorf("remove sandbox %s: %w", id, sandbox.ErrNotFound)
 	}
@@ -277,10 +329,7 @@ func (l *Local) Lose(id string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.lost = append(l.lost, l.boxes[id])
-	delete(l.boxes, id)
-	delete(l.used, id)
-	delete(l.network, id)
-	delete(l.ends, id)
+	l.forgetLocked(id)
 	return nil
 }
 
