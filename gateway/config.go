@@ -197,9 +197,6 @@ func (c Config) Validate() error {
 		if n < 0 || n > MaxPoolSize {
 			return fmt.Errorf("warm pool of %s: %d sandboxes; want 0 to %d", image, n, MaxPoolSize)
 		}
-		if n > 0 && c.Replicated {
-			return fmt.Errorf("warm pool of %s: %w", image, ErrPoolReplicated)
-		}
 		if !slices.Contains(c.Images, image) {
 			return fmt.Errorf("warm pool of %s: not an image sandboxes may use (add it to --images)", image)
 		}
@@ -241,14 +238,22 @@ func (c Config) AuditPath() string { return filepath.Join(c.VarDir, "audit", "au
 // refilling when the host runs short (memoryAllows).
 const DefaultPoolSize = 64
 
+// DefaultReplicaPoolSize is DefaultPoolSize of a replicated gateway
+// (Kubernetes): each replica keeps its own pool, and every pooled pod
+// takes one of its node's pod slots (110 by default, 80 sandboxes per
+// node at the default limits on the local cluster), so two replicas
+// with 64 each would fill a small cluster with idle pods.
+const DefaultReplicaPoolSize = 8
+
 // MaxPoolSize bounds one image's pool.
 const MaxPoolSize = 1000
 
-// ErrPoolReplicated refuses a warm pool to replicated gateways: who
-// claimed a pooled sandbox is written to a file under one replica's VAR
-// (claims.go), so every other replica would take a claimed one for an
-// unclaimed one and remove it.
-var ErrPoolReplicated = errors.New("a warm pool is not available to replicated gateways (Kubernetes): who claimed a pooled sandbox is recorded in one replica's own files, which the other replicas cannot read, so they would remove claimed sandboxes as unclaimed; set the pool size to 0")
+// ErrPoolReplicated refuses a warm pool to replicated gateways whose
+// provider cannot record claims itself (sandbox.PoolClaims): a claim
+// written to a file under one replica's VAR (claims.go) is unknown to
+// the other replicas, which would remove the claimed sandbox as an
+// unclaimed one.
+var ErrPoolReplicated = errors.New("a warm pool of replicated gateways needs a provider that records who claimed a pooled sandbox where every replica reads it (sandbox.PoolClaims); set the pool size to 0")
 
 // ClaimDir keeps the claim records of pooled sandboxes (claims.go).
 func (c Config) ClaimDir() string { return filepath.Join(c.VarDir, "claims") }

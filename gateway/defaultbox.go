@@ -207,7 +207,7 @@ func (m *sandboxes) defaults(ctx context.Context, p Principal, key string) ([]sa
 	}
 	now := time.Now()
 	infos = slices.DeleteFunc(infos, func(info sandbox.Info) bool {
-		return info.Owner != p.Digest() || info.Client != key || info.Session != "" || info.Pool != "" || !info.ExpiresAt.After(now)
+		return info.Owner != p.Digest() || info.Client != key || info.Session != "" || !info.ExpiresAt.After(now)
 	})
 	slices.SortFunc(infos, func(a, b sandbox.Info) int {
 		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))

@@ -213,7 +213,7 @@ func (e e2bBackend) ownedAll(ctx context.Context, p Principal) ([]*box, error) {
 		return e.g.boxes.matching(mine), nil
 	}
 	listedAt := time.Now()
-	infos, err := e.g.boxes.held(ctx, p.Tenant)
+	infos, err := e.g.boxes.held(ctx, p.Tenant, "")
 	if err != nil {
 		return nil, err
 	}

@@ -33,6 +33,10 @@ func (g *Server) Reconcile(now time.Time) {
 	g.boxes.reconcileTracked(context.Background(), now)
 }
 
+// TendPool runs one round of a replicated gateway's care of its ready
+// sandboxes (pool.tend) as if it were now.
+func (g *Server) TendPool(now time.Time) { g.boxes.pool.tendOnce(context.Background(), now) }
+
 // SetTouchEvery sets how often a replicated gateway records a box's use
 // (IdleTTL/8 by default), so tests need not wait for the throttle.
 func (g *Server) SetTouchEvery(d time.Duration) { g.boxes.touchEvery = d }

@@ -22,11 +22,16 @@ import (
 // session's first call (or a sandbox_create) takes one instead of waiting
 // for a container to be made and started. A pooled container is made with
 // the same spec as any sandbox (limits, image, no network) except that it
-// has no owner: claiming it writes a claim record (claims.go) and then
-// goes on exactly as a fresh creation does (quota, audit, egress gate).
+// has no owner: claiming it writes a claim record (claims.go; the
+// provider's own record for replicated gateways, sandbox.PoolClaims) and
+// then goes on exactly as a fresh creation does (quota, audit, egress
+// gate).
 //
 // The pool refills in the background, at most poolParallel creations at
-// once, and only while the host keeps enough memory available.
+// once, and (sandboxes on this host) only while the host keeps enough
+// memory available. A replicated gateway's pool also records a use of
+// each ready sandbox now and then, so the other replicas know it is held
+// (tend).
 
 const (
 	// poolParallel bounds the pool's creations in flight, so a refill
@@ -73,6 +78,16 @@ type pooled struct {
 func newPool(m *sandboxes, want map[string]int) *pool {
 	return &pool{m: m, want: want, ready: map[string][]pooled{}, making: map[string]int{},
 		held: map[string]bool{}, wake: make(chan struct{}, 1), done: make(chan struct{})}
+}
+
+// pooling reports whether cfg asks for a warm pool of any image.
+func pooling(cfg Config) bool {
+	for _, n := range cfg.Pool {
+		if n > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // serves reports whether image has a pool.
@@ -137,6 +152,9 @@ func (p *pool) kick() {
 // run refills the pool until ctx ends.
 func (p *pool) run(ctx context.Context) {
 	defer close(p.done)
+	if p.m.claims != nil {
+		go p.tend(ctx)
+	}
 	slots := make(chan struct{}, poolParallel)
 	quiet := time.NewTimer(0)
 	defer quiet.Stop()
@@ -166,7 +184,9 @@ func (p *pool) run(ctx context.Context) {
 				<-slots
 				break
 			}
-			if !memoryAllows(p.m.cfg.Limits.MemoryBytes) {
+			// Replicated gateways' sandboxes run on the cluster's nodes,
+			// whose scheduler places them; this host's memory is not theirs.
+			if !p.m.replicated() && !memoryAllows(p.m.cfg.Limits.MemoryBytes) {
 				p.undo(image)
 				<-slots
 				p.m.log.Warn("warm pool paused: the host's available memory is low", "image", image)
@@ -236,8 +256,16 @@ func (p *pool) undo(image string) {
 
 // make creates one pooled sandbox of image and adds it to the pool.
 func (p *pool) make(ctx context.Context, image string) error {
+	// A claim gives it the claimant's expiry. Where the provider records
+	// the claim, the expiry it is made with must allow the wait in the
+	// pool too: a pod's kubelet deadline can be lowered, never raised
+	// (see maxAge).
+	lifetime := p.m.cfg.Limits.MaxLifetime
+	if p.m.claims != nil {
+		lifetime += p.maxAge()
+	}
 	spec := sandbox.Spec{ID: newSandboxID(), Image: image, Limits: p.m.cfg.Limits, Pool: image,
-		ExpiresAt: time.Now().Add(p.m.cfg.Limits.MaxLifetime)}
+		ExpiresAt: time.Now().Add(lifetime)}
 	p.mu.Lock()
 	p.held[spec.ID] = true
 	p.mu.Unlock()
@@ -274,6 +302,9 @@ func (p *pool) makeReady(ctx context.Context, spec sandbox.Spec) (pooled, error)
 		p.destroy(pooled{sb: sb, runner: c})
 		return pooled{}, fmt.Errorf("warm up the runner of pooled sandbox %s: %w", sb.ID(), err)
 	}
+	if p.m.claims != nil {
+		return pooled{sb: sb, runner: c}, nil // the provider records its claim
+	}
 	if err := p.m.claimFiles().reserve(sb.ID()); err != nil {
 		p.destroy(pooled{sb: sb, runner: c})
 		return pooled{}, fmt.Errorf("reserve the claim record of pooled sandbox %s: %w", sb.ID(), err)
@@ -299,6 +330,88 @@ func warmUp(ctx context.Context, c *protocol.Client) error {
 		return nil
 	}
 	return err
+}
+
+// maxAge is how long a replicated gateway keeps a ready sandbox: a claim
+// gives it a whole lifetime (MaxLifetime) from the claim, and its pod's
+// kubelet deadline, set when it was made, allows maxAge of waiting plus
+// that lifetime (see make).
+func (p *pool) maxAge() time.Duration { return p.m.cfg.Limits.MaxLifetime }
+
+// tend runs in a replicated gateway, whose ready sandboxes the other
+// replicas see. Every touchEvery it records a use of each (Recorder.Touch):
+// a pooled sandbox that nobody claimed and nobody used for as long as an
+// idle sandbox may stay belongs to a gateway that is gone, and any
+// replica removes it (due). And it replaces those older than maxAge.
+func (p *pool) tend(ctx context.Context) {
+	wait := time.NewTimer(p.m.touchEvery)
+	defer wait.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-wait.C:
+		}
+		p.tendOnce(ctx, time.Now())
+		wait.Reset(p.m.touchEvery)
+	}
+}
+
+// tendOnce is one round of tend, at now.
+func (p *pool) tendOnce(ctx context.Context, now time.Time) {
+	for _, r := range p.retire(now) {
+		p.destroy(r)
+		p.release(r.sb.ID())
+		p.inflight.Done()
+	}
+	for _, id := range p.readyIDs() {
+		tctx, cancel := context.WithTimeout(ctx, touchTimeout)
+		if err := p.m.rec.Touch(tctx, id, now); err != nil && ctx.Err() == nil {
+			p.m.log.Warn("warm pool: record that a ready sandbox is still held", "sandbox_id", id, "error", err)
+		}
+		cancel()
+	}
+}
+
+// retire takes the ready sandboxes older than maxAge out of the pool,
+// counted as in flight (close waits for their removal), and wakes the
+// refill.
+func (p *pool) retire(now time.Time) []pooled {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
+		return nil // close removes them
+	}
+	var old []pooled
+	for image, q := range p.ready {
+		keep := q[:0:0]
+		for _, r := range q {
+			if now.Sub(r.sb.Info().CreatedAt) > p.maxAge() {
+				old = append(old, r)
+			} else {
+				keep = append(keep, r)
+			}
+		}
+		p.ready[image] = keep
+	}
+	p.inflight.Add(len(old))
+	if len(old) > 0 {
+		p.kick()
+	}
+	return old
+}
+
+// readyIDs lists the ready sandboxes.
+func (p *pool) readyIDs() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var ids []string
+	for _, q := range p.ready {
+		for _, r := range q {
+			ids = append(ids, r.sb.ID())
+		}
+	}
+	return ids
 }
 
 // close stops refilling, waits for the creations in flight (cancelled
@@ -394,6 +507,23 @@ func meminfo() (total, avail int64, ok bool) {
 	return total, avail, total > 0 && avail > 0
 }
 
+// claim records that pooled sandbox sb is now spec's, where a restarted
+// gateway (claims.go) or every replica (the provider's PoolClaims) reads
+// it, and returns sb as spec's. Only this gateway's pool hands out sb,
+// so the provider's ErrClaimed would mean someone else's claim (a bug);
+// the caller must not use it then, nor remove it.
+func (m *sandboxes) claim(ctx context.Context, sb sandbox.Sandbox, spec sandbox.Spec) (sandbox.Info, error) {
+	if m.claims == nil {
+		c := claimOf(spec, time.Now())
+		if err := m.saveClaim(sb.ID(), c); err != nil {
+			return sandbox.Info{}, err
+		}
+		return c.apply(sb.Info()), nil
+	}
+	spec.Pool = sb.Info().Pool
+	return m.claims.Claim(ctx, sb.ID(), spec)
+}
+
 // poolSizes reports the ready sandboxes per image at scrape time.
 type poolSizes struct{ p *pool }
 
@@ -419,17 +549,20 @@ func (s poolSizes) Collect(ch chan<- prometheus.Metric) {
 func (m *sandboxes) startSandbox(ctx context.Context, spec sandbox.Spec) (sb sandbox.Sandbox, runner *protocol.Client, source string, err error) {
 	if m.pool.serves(spec.Image) {
 		if r, ok := m.pool.take(spec.Image); ok {
-			c := claimOf(spec, time.Now())
-			err := m.saveClaim(r.sb.ID(), c)
+			info, err := m.claim(ctx, r.sb, spec)
 			if err == nil {
 				m.metrics.PoolClaims.WithLabelValues("hit").Inc()
-				return claimed{Sandbox: r.sb, info: c.apply(r.sb.Info())}, r.runner, metrics.StartPool, nil
+				return claimed{Sandbox: r.sb, info: info}, r.runner, metrics.StartPool, nil
 			}
 			// Unrecorded, the claim would not survive a restart: the
 			// container is destroyed, never handed out, and the caller
-			// gets a fresh one.
+			// gets a fresh one. One claimed by someone else is theirs.
 			m.log.Error("warm pool: claim not recorded; making a fresh sandbox instead", "sandbox_id", r.sb.ID(), "error", err)
-			m.pool.destroy(r)
+			if errors.Is(err, sandbox.ErrClaimed) {
+				_ = r.runner.Close()
+			} else {
+				m.pool.destroy(r)
+			}
 			m.pool.release(r.sb.ID())
 		}
 		m.metrics.PoolClaims.WithLabelValues("miss").Inc()

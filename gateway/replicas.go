@@ -3,6 +3,7 @@ package gateway
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -43,7 +44,8 @@ import (
 //     a record lags a use).
 //   - Reconciliation removes only what is due whoever holds it
 //     (removeDue): expired, idle by its record past IdleTTL plus
-//     touchEvery, and ownerless or pooled records past ReconcileGrace.
+//     touchEvery, ownerless records past ReconcileGrace, and unclaimed
+//     pooled ones abandoned by their replica (below).
 //     A sandbox whose runner is gone (a Kubernetes pod deleted from
 //     outside) stays, so its owner's next call replaces it. A tracked
 //     box whose record is gone was removed by another replica: it is
@@ -64,8 +66,14 @@ import (
 //     date and removes untracked sandboxes past it, and a replica reads
 //     the record again before it removes a box for it (deadline.go).
 //   - Shutdown leaves sessionless sandboxes to the other replicas.
-//   - The warm pool is refused (ErrPoolReplicated), and each replica
-//     writes its own audit log under its own VAR.
+//   - Each replica keeps a warm pool of its own, and the provider records
+//     its claims (sandbox.PoolClaims), where every replica reads who owns
+//     a claimed one. A replica records a use of each of its ready
+//     sandboxes every touchEvery (pool.tend); an unclaimed one unused for
+//     IdleTTL plus touchEvery was left by a replica that is gone, and any
+//     replica removes it, only while it is still unclaimed
+//     (RemoveUnclaimed).
+//   - Each replica writes its own audit log under its own VAR.
 
 const (
 	// touchTimeout bounds one write of a use to the provider.
@@ -108,7 +116,7 @@ func (m *sandboxes) lookupAs(ctx context.Context, caller, session, id string) (*
 	if err != nil {
 		return nil, err
 	}
-	if info.Owner == "" || info.Pool != "" || ended(info, time.Now()) || !sessionAllows(info.Owner, info.Session, caller, session) {
+	if info.Owner == "" || ended(info, time.Now()) || !sessionAllows(info.Owner, info.Session, caller, session) {
 		return nil, notFound
 	}
 	b, running := m.adoptee(ctx, info)
@@ -127,16 +135,19 @@ func (m *sandboxes) lookupAs(ctx context.Context, caller, session, id string) (*
 }
 
 // held returns the sandboxes the provider holds for tenant that count
-// against its quota, oldest first (by CreatedAt, then id).
-func (m *sandboxes) held(ctx context.Context, tenant string) ([]sandbox.Info, error) {
-	infos, err := m.provider.List(ctx, sandbox.Filter{Tenant: tenant})
+// against its quota, oldest first (by CreatedAt, then id): from their
+// records alone, read as since says (sandbox.Filter.Since): when it
+// names the sandbox this replica just made or claimed, as of that write
+// or later, which holds every record written before it (see admit).
+func (m *sandboxes) held(ctx context.Context, tenant, since string) ([]sandbox.Info, error) {
+	infos, err := m.provider.List(ctx, sandbox.Filter{Tenant: tenant, RecordsOnly: true, Since: since})
 	if err != nil {
 		return nil, fmt.Errorf("count your tenant's sandboxes: %w", err)
 	}
 	now := time.Now()
 	infos = slices.DeleteFunc(infos, func(info sandbox.Info) bool {
 		// Filter.Tenant "" matches every tenant.
-		return info.Tenant != tenant || info.Owner == "" || info.Pool != "" || now.After(info.ExpiresAt)
+		return info.Tenant != tenant || info.Owner == "" || now.After(info.ExpiresAt)
 	})
 	slices.SortFunc(infos, func(a, b sandbox.Info) int {
 		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
@@ -152,7 +163,7 @@ func (m *sandboxes) held(ctx context.Context, tenant string) ([]sandbox.Info, er
 // not granted.
 func (m *sandboxes) admit(ctx context.Context, b *box, p Principal) error {
 	limit := m.cfg.MaxSandboxesPerTenant
-	infos, err := m.held(ctx, b.tenant)
+	infos, err := m.held(ctx, b.tenant, b.id())
 	if err == nil {
 		i := slices.IndexFunc(infos, func(info sandbox.Info) bool { return info.ID == b.id() })
 		if i < limit {
@@ -248,10 +259,16 @@ func raise(v interface {
 func (m *sandboxes) due(info sandbox.Info, now time.Time) string {
 	young := now.Sub(info.CreatedAt) < m.cfg.ReconcileGrace
 	switch {
+	case info.Owner == "" && info.Pool != "":
+		// Unclaimed in some replica's pool, which records a use of it
+		// every touchEvery (pool.tend): one unused as long as an idle
+		// sandbox may stay is left by a gateway that is gone.
+		if now.Sub(lastUse(info)) > m.cfg.Limits.IdleTTL+m.touchEvery {
+			return reasonAbandoned
+		}
+		return ""
 	case info.Owner == "" && !young:
 		return "ownerless" // damaged, or a creation cut short
-	case info.Pool != "" && !young:
-		return "pooled" // replicas have no pool (ErrPoolReplicated)
 	case info.Owner != "" && !info.ExpiresAt.IsZero() && now.After(info.ExpiresAt):
 		return "expired"
 	case info.Owner != "" && !info.Deadline.IsZero() && now.After(info.Deadline):
@@ -262,16 +279,40 @@ func (m *sandboxes) due(info sandbox.Info, now time.Time) string {
 	return ""
 }
 
+// reasonAbandoned is why an unclaimed pooled sandbox of a gateway that
+// is gone is removed.
+const reasonAbandoned = "abandoned pooled"
+
 // removeDue removes the listed sandboxes no box of this replica tracks
-// that are due (see due), whichever replica made them.
+// that are due (see due), whichever replica made them. An abandoned
+// pooled sandbox is removed only while still unclaimed: the list may be
+// older than a claim.
 func (m *sandboxes) removeDue(ctx context.Context, infos []sandbox.Info, now time.Time) {
 	for _, info := range infos {
 		m.mu.Lock()
 		mine := m.byID[info.ID] != nil || m.pending[info.ID]
 		m.mu.Unlock()
-		if why := m.due(info, now); why != "" && !mine {
+		why := m.due(info, now)
+		switch {
+		case why == "" || mine || m.pool.holds(info.ID):
+		case why == reasonAbandoned && m.claims != nil:
+			m.removeUnclaimed(ctx, info)
+		default:
 			m.removeOrphan(ctx, info, why)
 		}
+	}
+}
+
+// removeUnclaimed removes an abandoned pooled sandbox unless it was
+// claimed after it was listed.
+func (m *sandboxes) removeUnclaimed(ctx context.Context, info sandbox.Info) {
+	switch err := m.claims.RemoveUnclaimed(ctx, info.ID); {
+	case err == nil:
+		m.log.Info("removed "+reasonAbandoned+" sandbox", "sandbox_id", info.ID, "state", info.State)
+	case errors.Is(err, sandbox.ErrClaimed), isNotFound(err):
+		// Claimed since the list, or removed by another replica.
+	default:
+		m.log.Warn("remove "+reasonAbandoned+" sandbox", "sandbox_id", info.ID, "error", err)
 	}
 }
 

@@ -379,7 +379,8 @@ func TestReplicasNetwork(t *testing.T) {
 }
 
 // TestReplicatedNeeds: a replicated gateway needs a provider that
-// records (sandbox.Recorder), and has no warm pool.
+// records (sandbox.Recorder), and for a warm pool one that records claims
+// (sandbox.PoolClaims).
 func TestReplicatedNeeds(t *testing.T) {
 	t.Parallel()
 	cfg := gateway.Config{Addr: "127.0.0.1:0", VarDir: t.TempDir(), Replicated: true}
@@ -395,9 +396,12 @@ func TestReplicatedNeeds(t *testing.T) {
 		}
 		t.Errorf("New(Replicated) with a provider that records nothing: %v; want an error naming sandbox.Recorder", err)
 	}
-	cfg.Pool = map[string]int{"sandgate/base:latest": 2}
-	if err := cfg.WithDefaults().Validate(); !errors.Is(err, gateway.ErrPoolReplicated) {
-		t.Errorf("Validate(Replicated, pool 2) = %v; want ErrPoolReplicated", err)
+	cfg.Pool = map[string]int{cfg.WithDefaults().Image: 2}
+	if g, err := gateway.New(t.Context(), cfg, plain, store, slog.New(slog.DiscardHandler)); !errors.Is(err, gateway.ErrPoolReplicated) {
+		if g != nil {
+			g.Close(t.Context())
+		}
+		t.Errorf("New(Replicated, pool 2) with a provider that records no claims: %v; want ErrPoolReplicated", err)
 	}
 }
 

@@ -36,6 +36,9 @@ type sandboxes struct {
 	// replicas.go); touchEvery throttles the uses recorded there.
 	rec        sandbox.Recorder
 	touchEvery time.Duration
+	// claims is set when the pool's claims are recorded by the provider
+	// (replicated gateways; claims.go keeps them in files otherwise).
+	claims sandbox.PoolClaims
 
 	mu        sync.Mutex
 	byID      map[string]*box
@@ -51,6 +54,7 @@ func newSandboxes(p sandbox.Provider, cfg Config, sink audit.Sink, log *slog.Log
 		byID: map[string]*box{}, bySession: map[string]*box{}, byClient: map[string]*box{}, creating: map[string]chan struct{}{}, reserved: map[string]int{}, pending: map[string]bool{}}
 	if cfg.Replicated {
 		m.rec, _ = p.(sandbox.Recorder) // New refuses a provider that is none
+		m.claims, _ = p.(sandbox.PoolClaims)
 	}
 	return m
 }
@@ -230,7 +234,9 @@ func (m *sandboxes) reserve(ctx context.Context, tenant string) (func(), error) 
 	var shared []sandbox.Info
 	if m.replicated() {
 		var err error
-		if shared, err = m.held(ctx, tenant); err != nil {
+		// A recent count will do: admit counts again once the sandbox
+		// exists, as of its own write.
+		if shared, err = m.held(ctx, tenant, sandbox.AnyRecent); err != nil {
 			return nil, err
 		}
 	}

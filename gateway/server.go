@@ -64,6 +64,9 @@ func New(ctx context.Context, cfg Config, p sandbox.Provider, store AuditStore, 
 	if err := checkMemory(cfg.Limits, !workspaceDurable(p)); err != nil {
 		return nil, err
 	}
+	if _, ok := p.(sandbox.PoolClaims); cfg.Replicated && pooling(cfg) && !ok {
+		return nil, fmt.Errorf("%w; %T does not", ErrPoolReplicated, p)
+	}
 	if _, ok := p.(sandbox.Recorder); cfg.Replicated && !ok {
 		return nil, fmt.Errorf("replicated gateways need a provider whose sandbox records they share and can update (sandbox.Recorder); %T is none", p)
 	}

@@ -73,7 +73,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&g.VarDir, "var", "var", "directory for the audit log, sandbox sockets and workspaces")
 	fs.StringVar(&g.Image, "image", "sandgate/base:latest", "default sandbox image")
 	fs.StringVar(&images, "images", "", "comma-separated extra images sandbox_create may ask for")
-	fs.IntVar(&poolSize, "pool-size", gateway.DefaultPoolSize, "started sandboxes of the default image kept ready for new sessions (the warm pool); 0: none; not available with --provider kubernetes")
+	fs.IntVar(&poolSize, "pool-size", gateway.DefaultPoolSize, fmt.Sprintf("started sandboxes of the default image kept ready for new sessions (the warm pool; %d per replica with --provider kubernetes); 0: none", gateway.DefaultReplicaPoolSize))
 	fs.StringVar(&pools, "pool", "", "warm pools of other images, as IMAGE=N,... (each image also in --images)")
 	fs.StringVar(&c.RunnerPath, "runner", defaultRunner(), "path of the static runner binary to inject into sandboxes")
 	fs.StringVar(&c.Runtime, "runtime", "", "OCI runtime for sandboxes (e.g. runsc for gVisor, kata-runtime); default: the engine's")
@@ -162,10 +162,9 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 		// Gateways of one Kubernetes instance are replicas: they share
 		// the cluster's sandboxes and nothing else.
 		g.Replicated = true
-		if isSet(fs, "pool-size") && poolSize > 0 || pools != "" {
-			return c, fmt.Errorf("--pool-size/--pool with --provider kubernetes: %w", gateway.ErrPoolReplicated)
+		if !isSet(fs, "pool-size") {
+			poolSize = gateway.DefaultReplicaPoolSize
 		}
-		poolSize = 0
 	}
 	if g.Pool, err = poolSizes(g.Image, poolSize, pools); err != nil {
 		return c, err

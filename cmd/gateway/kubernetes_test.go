@@ -24,20 +24,19 @@ func TestKubernetesFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Provider != providerKubernetes || c.Kube.Namespace != "sb" || c.Kube.RuntimeClass != "gvisor" || len(c.Gateway.Pool) != 0 || !c.Gateway.Replicated {
-		t.Fatalf("config: provider %q, kube %+v, pool %v, replicated %v (want no pool, replicated)", c.Provider, c.Kube, c.Gateway.Pool, c.Gateway.Replicated)
+	if c.Provider != providerKubernetes || c.Kube.Namespace != "sb" || c.Kube.RuntimeClass != "gvisor" || !c.Gateway.Replicated ||
+		len(c.Gateway.Pool) != 1 || c.Gateway.Pool[c.Gateway.Image] != gateway.DefaultReplicaPoolSize {
+		t.Fatalf("config: provider %q, kube %+v, pool %v, replicated %v (want a pool of %d of the default image, replicated)",
+			c.Provider, c.Kube, c.Gateway.Pool, c.Gateway.Replicated, gateway.DefaultReplicaPoolSize)
 	}
 	if d, err := parseConfig(nil, &bytes.Buffer{}); err != nil || d.Gateway.Replicated {
 		t.Fatalf("docker: replicated %v, %v; want a gateway of its own", d.Gateway.Replicated, err)
 	}
-	for _, pool := range [][]string{{"--pool-size", "3"}, {"--pool", "sandgate/base:latest=2"}} {
-		_, err := parseConfig(append([]string{"--provider", "kubernetes"}, pool...), &bytes.Buffer{})
-		if !errors.Is(err, gateway.ErrPoolReplicated) || !strings.Contains(err.Error(), "other replicas cannot read") {
-			t.Errorf("%v on Kubernetes: %v; want the error saying why there is no pool", pool, err)
+	for flags, want := range map[string]int{"--pool-size=3": 3, "--pool-size=0": 0} {
+		c, err := parseConfig([]string{"--provider", "kubernetes", flags}, &bytes.Buffer{})
+		if err != nil || c.Gateway.Pool[c.Gateway.Image] != want {
+			t.Errorf("%s on Kubernetes: pool %v, %v; want %d of the default image", flags, c.Gateway.Pool, err, want)
 		}
-	}
-	if _, err := parseConfig([]string{"--provider", "kubernetes", "--pool-size", "0"}, &bytes.Buffer{}); err != nil {
-		t.Errorf("--pool-size 0 on Kubernetes: %v", err)
 	}
 	for _, bad := range [][]string{{"--k8s-pull-policy", "Sometimes"}, {"--k8s-cpu-request", "lots"}, {"--k8s-memory-request", "64 MiB"}} {
 		if _, err := parseConfig(bad, &bytes.Buffer{}); err == nil {
