@@ -326,7 +326,7 @@ func runNode(t *testing.T, node, dir string, args ...string) string {
 		if _, exited := err.(*exec.ExitError); !exited || ctx.Err() != nil {
 			t.Fatalf("node %s: %v\n%s", args[0], err, stderr.String())
 		}
-		t.Logf("node %s %s: %v", filepath.Base(args[0]), args[1], err)
+		t.Logf("node %s %s: %v\n%s", filepath.Base(args[0]), args[1], err, stderr.String())
 	}
 	return stdout.String()
 }

@@ -1,7 +1,6 @@
 package gateway_test
 
 import (
-	"context"
 	"slices"
 	"testing"
 	"time"
@@ -47,7 +46,7 @@ func TestKubernetesWarmPool(t *testing.T) {
 			t.Fatalf("%s: %v pool hits after one start; want 1", name, hits)
 		}
 	}
-	rec := podRecord(t, p, id)
+	rec := recordOf(t, p, id)
 	if rec.Pool != testImage || rec.Owner != gateway.LocalPrincipal.Digest() || rec.Tenant != "local" || rec.State != kubernetes.StateRunning {
 		t.Fatalf("the record of the sandbox B claimed: %+v; want the pool's, claimed by the caller, running", rec)
 	}
@@ -60,13 +59,13 @@ func TestKubernetesWarmPool(t *testing.T) {
 	// B dies without removing its ready pods; A removes them only once
 	// nobody recorded a use of them for as long as an idle sandbox may
 	// stay (the default idle TTL plus the interval of recorded uses).
-	ready := unclaimedPods(t, p)
+	ready := unclaimed(t, p)
 	if len(ready) != 2*gateway.DefaultReplicaPoolSize {
 		t.Fatalf("ready pods of both replicas: %v; want %d", ready, 2*gateway.DefaultReplicaPoolSize)
 	}
 	b.crash()
 	a.gw.Reconcile(time.Now().Add(10 * time.Minute)) // past the grace, within the idle TTL
-	if got := unclaimedPods(t, p); !slices.Equal(got, ready) {
+	if got := unclaimed(t, p); !slices.Equal(got, ready) {
 		t.Fatalf("ready pods after A's reconciliation within the idle TTL: %v; want all of %v", got, ready)
 	}
 	later := time.Now().Add(sandbox.DefaultLimits.IdleTTL + sandbox.DefaultLimits.IdleTTL/8 + time.Minute)
@@ -77,7 +76,7 @@ func TestKubernetesWarmPool(t *testing.T) {
 		}
 	}
 	a.gw.Reconcile(later.Add(time.Minute))
-	left := unclaimedPods(t, p)
+	left := unclaimed(t, p)
 	if len(left) != gateway.DefaultReplicaPoolSize || scrape(t, a)[poolReady] != float64(gateway.DefaultReplicaPoolSize) {
 		t.Fatalf("ready pods after A's reconciliation past the idle TTL: %v; want A's %d", left, gateway.DefaultReplicaPoolSize)
 	}
@@ -87,7 +86,7 @@ func TestKubernetesWarmPool(t *testing.T) {
 		}
 	}
 	for _, sid := range []string{id, sessionSandbox(t, p, legacy.GetSessionId())} {
-		if podRecord(t, p, sid).Owner == "" {
+		if recordOf(t, p, sid).Owner == "" {
 			t.Fatalf("claimed sandbox %s lost its owner", sid)
 		}
 	}
@@ -95,43 +94,14 @@ func TestKubernetesWarmPool(t *testing.T) {
 	// A shuts down: its ready pods go with it; B's claimed sandbox
 	// (sessionless) stays for its owner.
 	a.Close()
-	if got := unclaimedPods(t, p); len(got) != 0 {
+	if got := unclaimed(t, p); len(got) != 0 {
 		t.Fatalf("ready pods after both replicas are gone: %v; want none", got)
 	}
-	if podRecord(t, p, id).Owner == "" {
+	if recordOf(t, p, id).Owner == "" {
 		t.Fatal("the sessionless claimed sandbox did not outlive the replicas")
 	}
 	c := inst.start(t, func(c *gateway.Config) { c.Replicated = true })
 	if r, res := shell(t, modernClient(t, c.URL), "echo still mine", map[string]any{"sandbox_id": id}); r.Stdout != "still mine\n" {
 		t.Fatalf("the claimed sandbox through a new replica: %+v %q", r, text(res))
 	}
-}
-
-// podRecord returns the provider's record of sandbox id.
-func podRecord(t testing.TB, p sandbox.Provider, id string) sandbox.Info {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	infos, err := p.List(ctx, sandbox.Filter{ID: id})
-	if err != nil || len(infos) != 1 {
-		t.Fatalf("record of sandbox %s: %+v, %v", id, infos, err)
-	}
-	return infos[0]
-}
-
-// unclaimedPods lists the instance's unclaimed pooled sandboxes, sorted.
-func unclaimedPods(t testing.TB, p sandbox.Provider) []string {
-	t.Helper()
-	infos, err := p.List(t.Context(), sandbox.Filter{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	for _, info := range infos {
-		if info.Pool != "" && info.Owner == "" {
-			ids = append(ids, info.ID)
-		}
-	}
-	slices.Sort(ids)
-	return ids
 }

@@ -2,15 +2,9 @@ package gateway_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -20,10 +14,10 @@ import (
 	"strconv"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/sandgate/sandgate/gateway"
 	"github.com/sandgate/sandgate/gateway/egress"
+	"github.com/sandgate/sandgate/sandbox/sandboxtest"
 )
 
 // egressWorld is the outside world of the egress tests, all on this
@@ -49,7 +43,7 @@ const bigBytes = 1 << 30
 
 func newEgressWorld(t testing.TB) *egressWorld {
 	t.Helper()
-	caCert, caKey := newTestCA(t)
+	caCert, caKey := sandboxtest.NewCA(t)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/hello", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "hello from %s over %s\n", r.Host, map[bool]string{true: "https", false: "http"}[r.TLS != nil])
@@ -75,7 +69,7 @@ func newEgressWorld(t testing.TB) *egressWorld {
 	w.SSH = startGitSSH(t, repos)
 	w.HTTPS = httptest.NewUnstartedServer(mux)
 	// Other servers of the world are told apart only by name.
-	w.HTTPS.TLS = &tls.Config{Certificates: []tls.Certificate{leafCert(t, caCert, caKey, "allowed.test", "*.allowed.test", "other.test", "rebind.test")}}
+	w.HTTPS.TLS = &tls.Config{Certificates: []tls.Certificate{sandboxtest.LeafCert(t, caCert, caKey, "allowed.test", "*.allowed.test", "other.test", "rebind.test")}}
 	w.HTTPS.StartTLS()
 	t.Cleanup(w.HTTPS.Close)
 	w.HTTP = httptest.NewServer(mux)
@@ -155,42 +149,4 @@ func (r *testResolver) LookupNetIP(ctx context.Context, network, host string) ([
 		return addrs[min(n, 1) : min(n, 1)+1], nil
 	}
 	return addrs, nil
-}
-
-func newTestCA(t testing.TB) (*x509.Certificate, *ecdsa.PrivateKey) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "sandgate test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cert, key
-}
-
-func leafCert(t testing.TB, ca *x509.Certificate, caKey *ecdsa.PrivateKey, names ...string) tls.Certificate {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: names[0]}, DNSNames: names,
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The chain includes the CA, as many servers send it: Chromium
-	// trusts the operator's CAs by their keys in the presented chain.
-	return tls.Certificate{Certificate: [][]byte{der, ca.Raw}, PrivateKey: key}
 }

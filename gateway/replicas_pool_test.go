@@ -1,13 +1,13 @@
 package gateway_test
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/sandgate/sandgate/gateway"
 	"github.com/sandgate/sandgate/sandbox"
-	"github.com/sandgate/sandgate/sandbox/sandboxtest"
 )
 
 // TestReplicasWarmPool: replicated gateways each keep a warm pool, and
@@ -104,7 +104,9 @@ func TestReplicasWarmPool(t *testing.T) {
 // recordOf returns the provider's record of sandbox id.
 func recordOf(t testing.TB, p sandbox.Provider, id string) sandbox.Info {
 	t.Helper()
-	infos, err := p.List(t.Context(), sandbox.Filter{ID: id})
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	infos, err := p.List(ctx, sandbox.Filter{ID: id})
 	if err != nil || len(infos) != 1 {
 		t.Fatalf("record of sandbox %s: %+v, %v", id, infos, err)
 	}
@@ -113,9 +115,9 @@ func recordOf(t testing.TB, p sandbox.Provider, id string) sandbox.Info {
 
 // unclaimed lists the ids of the provider's unclaimed pooled sandboxes,
 // sorted.
-func unclaimed(t testing.TB, local *sandboxtest.Local) []string {
+func unclaimed(t testing.TB, p sandbox.Provider) []string {
 	t.Helper()
-	infos, err := local.List(t.Context(), sandbox.Filter{})
+	infos, err := p.List(t.Context(), sandbox.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}

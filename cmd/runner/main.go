@@ -19,6 +19,7 @@ package main
 
 import (
 	"context"
+	"crypto/x509"
 	"fmt"
 	"log/slog"
 	"net"
@@ -131,14 +132,14 @@ func run(ctx context.Context, args []string) error {
 	proxyAddr := proxyLn.Addr().String()
 	env := append(process.DefaultEnv(cfg.Workspace), egress.Env(proxyAddr, self)...)
 	httpClient := &httpreq.Client{Proxy: proxyAddr}
-	var trustSPKI []string
+	var trustCAs []*x509.Certificate
 	if cfg.ExtraCA != "" {
 		trust, err := egress.LoadTrust(cfg.ExtraCA, os.TempDir())
 		if err != nil {
 			return err
 		}
 		env = append(env, trust.Env...)
-		httpClient.RootCAs, trustSPKI = trust.Pool, trust.SPKI
+		httpClient.RootCAs, trustCAs = trust.Pool, trust.CAs
 	}
 
 	pm := process.NewManager(process.Options{Workspace: cfg.Workspace, BaseEnv: env, Accounting: acct, Logger: log})
@@ -166,7 +167,7 @@ func run(ctx context.Context, args []string) error {
 	// without it their operation stays unsupported and the gateway says
 	// so. Chromium itself starts on the first browser call.
 	if path := browser.Find(); path != "" {
-		bm := browser.New(browser.Options{ExecPath: path, Trampoline: self, Workspace: cfg.Workspace, Proxy: proxyAddr, TrustSPKI: trustSPKI, Logger: log})
+		bm := browser.New(browser.Options{ExecPath: path, Trampoline: self, Workspace: cfg.Workspace, Proxy: proxyAddr, TrustCAs: trustCAs, Logger: log})
 		defer bm.Close() // kills Chromium and everything it started
 		svc.Browser = bm
 	}

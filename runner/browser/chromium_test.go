@@ -26,7 +26,7 @@ const (
 // same Debian as the hosts it is built on) and newManager returns nil:
 // the caller returns, and passes or fails with the inner run. It never
 // skips when Docker is required (CI).
-func newManager(t *testing.T) *browser.Manager {
+func newManager(t *testing.T, with ...func(*browser.Options)) *browser.Manager {
 	t.Helper()
 	path := browser.Find()
 	if path == "" {
@@ -36,7 +36,11 @@ func newManager(t *testing.T) *browser.Manager {
 		runInImage(t)
 		return nil
 	}
-	m := browser.New(browser.Options{ExecPath: path, Workspace: t.TempDir()})
+	opts := browser.Options{ExecPath: path, Workspace: t.TempDir()}
+	for _, f := range with {
+		f(&opts)
+	}
+	m := browser.New(opts)
 	t.Cleanup(func() { m.Close() })
 	return m
 }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -81,8 +80,11 @@ func start(ctx context.Context, opts Options, log *slog.Logger) (*instance, erro
 		// still load directly.
 		o = append(o, chromedp.ProxyServer("http://"+opts.Proxy))
 	}
-	if len(opts.TrustSPKI) > 0 {
-		o = append(o, chromedp.Flag("ignore-certificate-errors-spki-list", strings.Join(opts.TrustSPKI, ",")))
+	if len(opts.TrustCAs) > 0 {
+		o = append(o, chromedp.Flag("ignore-certificate-errors-spki-list", spkiList(opts.TrustCAs)))
+		if err := trustInNSS(ctx, home, opts.TrustCAs); err != nil {
+			log.Warn("browser: the extra CAs are trusted only where a server sends them in its chain", "error", err)
+		}
 	}
 	// The sandbox's HOME is the workspace; the browser's caches and
 	// settings must not land there.

@@ -2,6 +2,7 @@ package browser
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -33,13 +34,10 @@ type Options struct {
 	// every request through it. Empty leaves Chromium without a proxy,
 	// which in a sandbox means without a network.
 	Proxy string
-	// TrustSPKI are base64 SHA-256 hashes of public keys whose
-	// certificates Chromium accepts besides its own roots (the
-	// operator's extra CAs). Chromium on Linux reads no CA bundle file;
-	// it honours these for a server whose presented chain holds a
-	// matching certificate.
-	TrustSPKI []string
-	Logger    *slog.Logger
+	// TrustCAs are CAs Chromium trusts besides its own roots (the
+	// operator's extra CAs); see trust.go.
+	TrustCAs []*x509.Certificate
+	Logger   *slog.Logger
 }
 
 // Manager runs browser actions on one lazily started Chromium. Actions

@@ -1,9 +1,7 @@
 package egress
 
 import (
-	"crypto/sha256"
 	"crypto/x509"
-	"encoding/base64"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -22,9 +20,9 @@ type Trust struct {
 	Env []string
 	// Pool holds the system's CAs and the extra ones, for http_request.
 	Pool *x509.CertPool
-	// SPKI are the base64 SHA-256 hashes of the extra CAs' public keys,
-	// for Chromium, which reads no bundle file.
-	SPKI []string
+	// CAs are the extra CAs, for Chromium, which reads no bundle file
+	// (see runner/browser).
+	CAs []*x509.Certificate
 }
 
 // LoadTrust reads the extra CAs at extra (PEM) and writes the image's
@@ -45,11 +43,9 @@ func LoadTrust(extra, dir string) (Trust, error) {
 	}
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(system)
-	t := Trust{Pool: pool}
+	t := Trust{Pool: pool, CAs: certs}
 	for _, c := range certs {
 		pool.AddCert(c)
-		sum := sha256.Sum256(c.RawSubjectPublicKeyInfo)
-		t.SPKI = append(t.SPKI, base64.StdEncoding.EncodeToString(sum[:]))
 	}
 	sub, err := os.MkdirTemp(dir, "sandgate-ca-")
 	if err != nil {

@@ -1,13 +1,12 @@
 package egress_test
 
 import (
+	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/base64"
 	"encoding/pem"
 	"math/big"
 	"os"
@@ -41,9 +40,8 @@ func TestLoadTrust(t *testing.T) {
 		t.Fatal(err)
 	}
 	cert, _ := x509.ParseCertificate(der)
-	sum := sha256.Sum256(cert.RawSubjectPublicKeyInfo)
-	if len(trust.SPKI) != 1 || trust.SPKI[0] != base64.StdEncoding.EncodeToString(sum[:]) {
-		t.Errorf("SPKI = %v", trust.SPKI)
+	if len(trust.CAs) != 1 || !bytes.Equal(trust.CAs[0].Raw, der) {
+		t.Errorf("CAs = %v; want the one in %s", trust.CAs, extra)
 	}
 	var bundle string
 	for _, kv := range trust.Env {
