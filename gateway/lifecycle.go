@@ -52,7 +52,8 @@ func (m *sandboxes) sweep(ctx context.Context, now time.Time, endSession func(id
 // next call, on its kept workspace. The instance lock (sandbox/docker)
 // guarantees no live gateway owns what is removed here.
 func (m *sandboxes) reconcile(ctx context.Context) error {
-	infos, err := m.provider.List(ctx, sandbox.Filter{})
+	// A replicated gateway decides from the records alone (see due).
+	infos, err := m.provider.List(ctx, sandbox.Filter{RecordsOnly: m.replicated()})
 	if err != nil {
 		return err
 	}

@@ -325,7 +325,9 @@ func (m *sandboxes) removeUnclaimed(ctx context.Context, info sandbox.Info) {
 func (m *sandboxes) reconcileShared(ctx context.Context, now time.Time) {
 	before := m.matching(func(*box) bool { return true }) // tracked before the list: their records exist
 	listedAt := time.Now()
-	infos, err := m.provider.List(ctx, sandbox.Filter{})
+	// The records alone: what is due, the allowlists and deadlines are
+	// all there, and a cluster's pods are the larger half of a list.
+	infos, err := m.provider.List(ctx, sandbox.Filter{RecordsOnly: true})
 	if err != nil {
 		m.log.Warn("reconcile sandboxes", "error", err)
 		return
