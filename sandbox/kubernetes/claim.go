@@ -27,7 +27,7 @@ import (
 //     object as it is when it writes, tests included, so of two claims
 //     of one sandbox exactly one passes its tests;
 //  2. the pod, the same way, and its activeDeadlineSeconds brought down
-//     to the claim's expiry (the kubelet lets it be lowered, never
+//     to the claim's expiry (the API server lets it be lowered, never
 //     raised: a pooled pod is made with a later one, see the gateway's
 //     pool).
 //
