@@ -245,8 +245,9 @@ func TestPeriodicReconcile(t *testing.T) {
 
 // TestAdoptedSandboxesAreReplacedOnTheirWorkspace: a restarted gateway
 // adopts its predecessor's sessionless sandboxes; one whose container
-// stopped while no gateway ran, and one whose runner socket the sandbox
-// deleted, are each replaced on their first call, with their files.
+// stopped while no gateway ran, and one whose runner socket is gone (the
+// sandbox cannot remove it: its dir is sealed; here the host loses it),
+// are each replaced on their first call, with their files.
 func TestAdoptedSandboxesAreReplacedOnTheirWorkspace(t *testing.T) {
 	t.Parallel()
 	tg := startGateway(t, nil)
@@ -255,7 +256,9 @@ func TestAdoptedSandboxesAreReplacedOnTheirWorkspace(t *testing.T) {
 	for _, id := range []string{stopped, unreachable} {
 		mustOK(t, "write_file", call(t, c, "write_file", map[string]any{"path": "notes.txt", "content": "kept " + id, "sandbox_id": id}))
 	}
-	mustOK(t, "run_shell", call(t, c, "run_shell", map[string]any{"command": "rm /run/sandgate/runner.sock", "sandbox_id": unreachable}))
+	if err := os.Remove(filepath.Join(tg.VarDir, "sockets", unreachable, "runner.sock")); err != nil {
+		t.Fatal(err)
+	}
 	tg.crash()
 	for _, info := range tg.containers(t) {
 		if info.ID == stopped {

@@ -90,8 +90,11 @@ func (p *Provider) Recreate(ctx context.Context, spec sandbox.Spec) (_ sandbox.S
 	if err != nil {
 		return nil, err
 	}
-	// The dead runner's socket is left behind; the new runner replaces it
-	// and waitReady only succeeds once it listens.
+	// The dead runner's socket is removed and the dir opened to the new
+	// runner, which run seals again once it listens.
+	if err := p.openSocketDir(dir); err != nil {
+		return nil, fmt.Errorf("recreate sandbox %s: %w", id, err)
+	}
 	host := HostPaths{SocketDir: dir}
 	if p.ws.Durable() {
 		if host.Workspace, err = p.ws.Ready(id); err != nil {
@@ -125,6 +128,9 @@ func (p *Provider) run(ctx context.Context, spec sandbox.Spec, host HostPaths, m
 	}
 	sock := filepath.Join(host.SocketDir, SocketName)
 	if err := p.start(ctx, containerID, sock); err != nil {
+		return nil, fmt.Errorf("start sandbox %s: %w", spec.ID, err)
+	}
+	if err := p.sealSocketDir(host.SocketDir); err != nil {
 		return nil, fmt.Errorf("start sandbox %s: %w", spec.ID, err)
 	}
 	info := sandbox.Info{
@@ -244,34 +250,6 @@ func (p *Provider) checkImage(ctx context.Context, image string) error {
 func imageMissing(image string) error {
 	return fmt.Errorf("%w: image %s is not present in the Docker engine (run `make images` to build it)",
 		sandbox.ErrImageMissing, image)
-}
-
-// makeSocketDir creates the sandbox's socket dir, failing if it exists so
-// that a Create never adopts (and later removes) another sandbox's dir. The
-// runner, running as the sandbox user, must create its socket in it.
-func (p *Provider) makeSocketDir(dir string) error {
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("make socket dir %s: sandbox id already in use", dir)
-		}
-		return fmt.Errorf("make socket dir %s: %w", dir, err)
-	}
-	if os.Geteuid() == 0 {
-		if err := os.Chown(dir, p.uid, p.gid); err != nil {
-			os.Remove(dir)
-			return fmt.Errorf("chown socket dir %s to %d:%d: %w", dir, p.uid, p.gid, err)
-		}
-		return nil
-	}
-	// Not root, so we cannot give the dir to the sandbox uid. 0777 is safe
-	// here: the parent SocketDir is 0700 and ours, so no other host user
-	// can reach this dir, and inside the container only this sandbox sees
-	// it. (With userns remapping the same applies to the remapped uid.)
-	if err := os.Chmod(dir, 0o777); err != nil {
-		os.Remove(dir)
-		return fmt.Errorf("open socket dir %s to the sandbox user: %w", dir, err)
-	}
-	return nil
 }
 
 // made records what a Create or Recreate made, for its rollback.

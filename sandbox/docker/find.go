@@ -44,6 +44,10 @@ func (p *Provider) Get(ctx context.Context, id string) (sandbox.Sandbox, error) 
 		if c.State == container.StateRunning {
 			info := infoFromSummary(c)
 			info.WorkspaceDurable = p.ws.Durable()
+			// A sandbox an older gateway made has an unsealed dir.
+			if err := p.sealSocketDir(p.socketHostDir(id)); err != nil {
+				return nil, fmt.Errorf("get sandbox %s: %w", id, err)
+			}
 			sock := filepath.Join(p.socketHostDir(id), SocketName)
 			return &handle{p: p, info: info, sock: sock}, nil
 		}

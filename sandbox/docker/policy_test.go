@@ -2,6 +2,7 @@ package docker_test
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -117,7 +118,8 @@ func TestPolicyInForce(t *testing.T) {
 		{"ls /sys/class/net", "lo"},
 		{"hostname", "sandbox"},
 		{"tr '\\0' ' ' </proc/1/cmdline", "/sbin/docker-init -- " + docker.RunnerPath + " --socket /run/sandgate/runner.sock --workspace /workspace"},
-		{"ls -A /run/sandgate", "runner.sock"},
+		// The socket dir is sealed once the runner listens (socketdir.go).
+		{"ls -A /run/sandgate 2>&1 >/dev/null | grep -c 'Permission denied'", "1"},
 		{"tr '\\0' '\\n' </proc/1/environ | cut -d= -f1 | sort | tr '\\n' ' '", "GOMAXPROCS HOME HOSTNAME LANG PATH TMPDIR"},
 		// The runner's Go runtime is sized to the half-core quota.
 		{"tr '\\0' '\\n' </proc/1/environ | grep ^GOMAXPROCS=", "GOMAXPROCS=1"},
@@ -130,10 +132,11 @@ func TestPolicyInForce(t *testing.T) {
 	}
 }
 
-// TestSocketSymlinkBreakout: a sandbox owns its socket dir, so it can
-// swap its runner socket for a symlink to another sandbox's socket (the
-// link resolves on the host, where the gateway dials). The gateway must
-// refuse to follow it rather than hand sandbox A's calls to B's runner.
+// TestSocketSymlinkBreakout: were the socket dir the sandbox's, it could
+// swap its runner socket for a symlink to another sandbox's socket or to
+// the engine's (the link resolves on the host, where the gateway dials).
+// The dir is sealed, so the swap itself is refused; and dialSocket would
+// not follow such a link anyway (dial_test.go).
 func TestSocketSymlinkBreakout(t *testing.T) {
 	t.Parallel()
 	env := newEnv(t, docker.Config{})
@@ -147,17 +150,69 @@ func TestSocketSymlinkBreakout(t *testing.T) {
 	}
 	for _, target := range []string{"../" + b.ID() + "/runner.sock", env.cfg.SocketDir + "/" + b.ID() + "/runner.sock", "/var/run/docker.sock"} {
 		out := execIn(t, env.cli, a.Info().ContainerID,
-			"rm -f /run/sandgate/runner.sock && ln -s "+target+" /run/sandgate/runner.sock && echo ok")
-		if out != "ok" {
-			t.Fatalf("plant symlink to %s: %s", target, out)
-		}
-		if conn, err := a.Dial(t.Context()); err == nil {
-			conn.Close()
-			t.Errorf("Dial of sandbox a followed its socket symlink to %s", target)
+			"rm -f /run/sandgate/runner.sock && ln -s "+target+" /run/sandgate/runner.sock && echo planted")
+		if strings.Contains(out, "planted") {
+			t.Errorf("sandbox a replaced its runner socket with a symlink to %s", target)
 		}
 	}
-	if conn, err := b.Dial(t.Context()); err != nil {
-		t.Errorf("Dial of sandbox b: %v", err)
+	for _, sb := range []sandbox.Sandbox{a, b} {
+		if conn, err := sb.Dial(t.Context()); err != nil {
+			t.Errorf("Dial of sandbox %s: %v", sb.ID(), err)
+		} else {
+			conn.Close()
+		}
+	}
+}
+
+// writablePlaces is a script that prints, for every mount point in the
+// sandbox, "<mount point> <fs type>" if the sandbox user can create a
+// file in it (or, for a file mount point, open it for writing). Kernel
+// interfaces hold no files, and Docker's masked paths (/proc/keys, ...)
+// are /dev/null bound over them: neither is storage.
+const writablePlaces = `awk '{for (i = 7; i <= NF; i++) if ($i == "-") { print $5, $(i+1); break }}' /proc/self/mountinfo |
+sort -u | while read -r mp fs; do
+  case "$fs" in proc|sysfs|cgroup|cgroup2) continue ;; esac
+  if [ -c "$mp" ]; then continue; fi
+  if [ -d "$mp" ]; then
+    if (: > "$mp/.probe-$$") 2>/dev/null; then rm -f "$mp/.probe-$$"; echo "$mp $fs"; fi
+  elif (: >> "$mp") 2>/dev/null; then echo "$mp $fs"; fi
+done`
+
+// TestWritablePlaces: a sandbox can write only to its size-enforced
+// workspace and to tmpfs charged to its memory limit, never to a host
+// directory. Before the socket dir was sealed, /run/sandgate was the host's
+// var/sockets/<id>, writable and unbounded: `dd of=/run/sandgate/fill`
+// filled the disk the audit log is on. Checked after a Recreate too, whose
+// new runner needs the dir opened again.
+func TestWritablePlaces(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t, docker.Config{})
+	sb, err := env.p.Create(t.Context(), sandbox.Spec{})
+	if err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	want := "/dev/mqueue mqueue\n/dev/shm tmpfs\n/tmp tmpfs\n/workspace ext4"
+	check := func(when string, sb sandbox.Sandbox) {
+		t.Helper()
+		if got := execIn(t, env.cli, sb.Info().ContainerID, writablePlaces); got != want {
+			t.Errorf("%s: writable mount points (as the sandbox user):\n%s\nwant only\n%s", when, got, want)
+		}
+		out := execIn(t, env.cli, sb.Info().ContainerID, "dd if=/dev/zero of=/run/sandgate/fill bs=64k count=16 2>&1; echo rc=$?")
+		if !strings.Contains(out, "Permission denied") || strings.HasSuffix(out, "rc=0") {
+			t.Errorf("%s: dd into /run/sandgate: %s; want Permission denied", when, out)
+		}
+		if ents, err := os.ReadDir(filepath.Join(env.cfg.SocketDir, sb.ID())); err != nil || len(ents) != 1 || ents[0].Name() != docker.SocketName {
+			t.Errorf("%s: host socket dir holds %v (%v), want only %s", when, ents, err, docker.SocketName)
+		}
+	}
+	check("after Create", sb)
+	again, err := env.p.Recreate(t.Context(), sandbox.Spec{ID: sb.ID(), Owner: sb.Info().Owner})
+	if err != nil {
+		t.Fatalf("Recreate: %v", err)
+	}
+	check("after Recreate", again)
+	if conn, err := again.Dial(t.Context()); err != nil {
+		t.Errorf("Dial after Recreate: %v", err)
 	} else {
 		conn.Close()
 	}

@@ -228,6 +228,11 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Provider, retErr
 	if err != nil {
 		return nil, err
 	}
+	if euid := os.Geteuid(); euid != 0 && euid == uid {
+		// A sealed socket dir is the gateway's (socketdir.go); were the
+		// gateway the sandbox user, the sandbox could open it again.
+		return nil, fmt.Errorf("docker provider: the gateway runs as uid %d, which is the sandbox user's uid on the host; run it as another user (or as root), or set a different sandbox user", euid)
+	}
 	if remapped {
 		log.Info("the engine remaps user namespaces: the sandbox user's files are the host's remapped ids", "user", cfg.User, "host_uid", uid, "host_gid", gid)
 	}
