@@ -88,7 +88,7 @@ compose: setup images ## run the gateway as a container (deploy/compose.yaml) on
 	@mount --make-shared $(SANDGATE_HOME)/var
 	SANDGATE_HOME=$(SANDGATE_HOME) SANDGATE_PORT=$(SANDGATE_PORT) docker-compose -p sandgate -f deploy/compose.yaml up -d --build
 
-compose-down: ## stop the compose gateway (it removes its sandboxes first)
+compose-down: ## stop the compose gateway (it removes its pool and legacy sessions; sessionless sandboxes stay for the next start)
 	docker-compose -p sandgate -f deploy/compose.yaml down
 
 k8s-up: ## build (cached) and start a single-node cluster

@@ -11,16 +11,18 @@
 //   - A legacy session's sandbox is created on its first tool call and
 //     removed on DELETE, idle TTL or max lifetime; a sandbox from
 //     sandbox_create is removed by sandbox_destroy, idle TTL or max lifetime.
-//   - Shutdown removes every sandbox this gateway owns; a restarted gateway
-//     removes session-bound containers it finds (their sessions died with
-//     the old process) and adopts unexpired sessionless ones.
+//   - Shutdown removes the warm pool's sandboxes and those of legacy
+//     sessions (whose ids die with the process) and leaves every
+//     sessionless one running; a restarted gateway removes session-bound
+//     containers it finds and adopts unexpired sessionless ones, so an
+//     upgrade (stop, start a newer build) loses no sandbox and no file.
 //
 // Replicas (Config.Replicated, set by cmd/gateway for Kubernetes): several
 // gateways share one provider's sandboxes and keep what the others need
 // in the provider's records (replicas.go). A sessionless sandbox works on
 // every replica; a legacy session lives on the replica that started it,
 // so a load balancer must route by Mcp-Session-Id (another replica answers
-// 404, saying so). Shutdown then ends this replica's sessions and removes
+// 404, saying so). Shutdown ends this replica's sessions and removes
 // their sandboxes, and leaves sessionless ones to the others; a starting
 // replica removes only what is due (expired, idle by its record), never
 // another replica's. Each replica writes its own hash-chained audit log

@@ -48,19 +48,34 @@ func TestMaxLifetime(t *testing.T) {
 	})
 }
 
-// TestShutdownRemovesEverything: a graceful stop ends every session and
-// removes every container, sessionless ones included.
-func TestShutdownRemovesEverything(t *testing.T) {
+// TestShutdownKeepsSessionless: a graceful stop (an operator's SIGTERM,
+// an upgrade) ends the legacy session and removes its container, whose
+// session id dies with the process, but leaves the sessionless sandbox
+// running; the next gateway adopts it and its file is still there. Before,
+// the stop removed every sandbox with its files (audit: sandbox.destroy,
+// reason shutdown).
+func TestShutdownKeepsSessionless(t *testing.T) {
 	t.Parallel()
 	tg := startGateway(t, nil)
 	mustOK(t, "run_shell", call(t, legacyClient(t, tg.URL), "run_shell", map[string]any{"command": "true"}))
-	mustOK(t, "sandbox_create", call(t, modernClient(t, tg.URL), "sandbox_create", nil))
+	c := modernClient(t, tg.URL)
+	id := structuredAs[map[string]any](t, mustOK(t, "sandbox_create", call(t, c, "sandbox_create", nil)))["sandbox_id"].(string)
+	mustOK(t, "write_file", call(t, c, "write_file", map[string]any{"sandbox_id": id, "path": "kept.txt", "content": "kept over a restart"}))
 	if n := len(tg.containers(t)); n != 2 {
 		t.Fatalf("%d containers, want 2", n)
 	}
 	tg.Close()
-	if n := len(tg.containers(t)); n != 0 {
-		t.Fatalf("%d containers after shutdown, want 0", n)
+	if left := tg.containers(t); len(left) != 1 || left[0].ID != id || left[0].State != "running" {
+		t.Fatalf("containers after shutdown: %+v; want only the sessionless sandbox %s, running", left, id)
+	}
+	if reason := destroyedFor(t, tg.AuditPath, id); reason != "" {
+		t.Fatalf("the audit log says sandbox %s was destroyed (%s) at shutdown", id, reason)
+	}
+
+	tg2 := restart(t, tg)
+	res := mustOK(t, "read_file after restart", call(t, modernClient(t, tg2.URL), "read_file", map[string]any{"sandbox_id": id, "path": "kept.txt"}))
+	if got := res.Content[0].(mcp.TextContent).Text; got != "kept over a restart" {
+		t.Fatalf("read_file after restart = %q", got)
 	}
 }
 

@@ -221,15 +221,20 @@ func (m *sandboxes) removeOrphan(ctx context.Context, info sandbox.Info, why str
 	m.log.Info("removed "+why+" sandbox", "sandbox_id", info.ID, "session_id", info.Session, "state", info.State)
 }
 
-// closeAll destroys every box and empties the warm pool; used at shutdown.
-// A replicated gateway leaves sessionless sandboxes to the other
-// replicas, which find them by id: it only closes its connections to
-// them. (Session-bound ones die with their sessions, which live in this
-// process only.)
+// closeAll runs at shutdown. It empties the warm pool and ends the boxes
+// of legacy sessions: a session id lives in this process only, so no
+// client could reach those sandboxes again, and a restarted gateway would
+// remove them as orphans anyway. Every sessionless sandbox (sandbox_create,
+// a client's default, the E2B API) stays, with its workspace, id, owner,
+// deadline and egress list on disk: its id is its owner's only handle and
+// is still valid, so stopping the gateway, as an upgrade or a restart
+// does, must not cost it its files. Only the connections to those
+// sandboxes close; the next gateway on the instance (or another replica)
+// adopts them.
 func (m *sandboxes) closeAll(ctx context.Context) {
 	m.pool.close(ctx)
 	for _, b := range m.matching(func(*box) bool { return true }) {
-		if m.replicated() && b.session == "" {
+		if b.session == "" {
 			b.mu.Lock()
 			b.dropClient()
 			b.mu.Unlock()

@@ -227,10 +227,10 @@ func (g *Server) sweepLoop(ctx context.Context) {
 	}
 }
 
-// Close ends every session and removes every sandbox; a replicated
-// gateway removes only its sessions' sandboxes and leaves the sessionless
-// ones to the other replicas. It does not close the audit store, which
-// belongs to the caller.
+// Close ends every session and removes its sandbox, and removes the
+// warm pool's; sessionless sandboxes stay for the next gateway (or the
+// other replicas) to adopt (see closeAll). It does not close the audit
+// store, which belongs to the caller.
 func (g *Server) Close(ctx context.Context) {
 	g.ready.Store(false)
 	g.stop()
