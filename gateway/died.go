@@ -70,8 +70,9 @@ func (c *call) recoverDead(ctx context.Context, b *box, gen int, dialErr error) 
 	case c.g.boxes.diedWithin(ctx, b, 2*time.Second):
 		why = "died (its container is gone)"
 	case errors.Is(dialErr, sandbox.ErrNotFound):
-		// The container runs but its runner socket is gone (code in the
-		// sandbox can delete it): nothing can ever reach this runner again.
+		// The container runs but its runner socket is gone (removed on
+		// the host; the sandbox itself cannot, its socket dir is sealed):
+		// nothing can ever reach this runner again.
 		why = "cannot be reached (its socket was removed)"
 	default:
 		return fmt.Errorf("connect to sandbox: %w", dialErr)

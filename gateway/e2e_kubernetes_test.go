@@ -209,6 +209,9 @@ func TestKubernetesReplicas(t *testing.T) {
 	})
 
 	t.Run("a restarted replica leaves the other's sandboxes", func(t *testing.T) {
+		// A's own sessionless sandbox outlives A's graceful stop too.
+		onA := createOn(t, ca, nil)
+		mustOK(t, "write_file on A", call(t, ca, "write_file", map[string]any{"sandbox_id": onA, "path": "kept.txt", "content": "kept"}))
 		a.Close()
 		logs := []string{a.AuditPath, b.AuditPath}
 		a = inst.start(t, replicated)
@@ -216,7 +219,11 @@ func TestKubernetesReplicas(t *testing.T) {
 			if r, _ := shell(t, c, "echo alive", map[string]any{"sandbox_id": onB}); r.Stdout != "alive\n" {
 				t.Fatalf("B's sandbox through %s after A restarted: %+v", name, r)
 			}
+			if r, _ := shell(t, c, "cat kept.txt", map[string]any{"sandbox_id": onA}); r.Stdout != "kept" {
+				t.Fatalf("A's sandbox through %s after A restarted: %+v", name, r)
+			}
 		}
+		mustOK(t, "sandbox_destroy on B", call(t, cb, "sandbox_destroy", map[string]any{"sandbox_id": onA}))
 		for _, path := range append(logs, a.AuditPath) {
 			if rep, err := audit.VerifyFile(path); err != nil || rep.FirstBroken != 0 {
 				t.Errorf("audit log %s: %+v, %v", path, rep, err)

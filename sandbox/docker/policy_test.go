@@ -15,6 +15,7 @@ import (
 
 	"github.com/sandgate/sandgate/sandbox"
 	"github.com/sandgate/sandgate/sandbox/docker"
+	"github.com/sandgate/sandgate/sandbox/sandboxtest"
 )
 
 // policyLimits differ from the defaults so the checks see them applied.
@@ -164,20 +165,6 @@ func TestSocketSymlinkBreakout(t *testing.T) {
 	}
 }
 
-// writablePlaces is a script that prints, for every mount point in the
-// sandbox, "<mount point> <fs type>" if the sandbox user can create a
-// file in it (or, for a file mount point, open it for writing). Kernel
-// interfaces hold no files, and Docker's masked paths (/proc/keys, ...)
-// are /dev/null bound over them: neither is storage.
-const writablePlaces = `awk '{for (i = 7; i <= NF; i++) if ($i == "-") { print $5, $(i+1); break }}' /proc/self/mountinfo |
-sort -u | while read -r mp fs; do
-  case "$fs" in proc|sysfs|cgroup|cgroup2) continue ;; esac
-  if [ -c "$mp" ]; then continue; fi
-  if [ -d "$mp" ]; then
-    if (: > "$mp/.probe-$$") 2>/dev/null; then rm -f "$mp/.probe-$$"; echo "$mp $fs"; fi
-  elif (: >> "$mp") 2>/dev/null; then echo "$mp $fs"; fi
-done`
-
 // TestWritablePlaces: a sandbox can write only to its size-enforced
 // workspace and to tmpfs charged to its memory limit, never to a host
 // directory. Before the socket dir was sealed, /run/sandgate was the host's
@@ -194,7 +181,7 @@ func TestWritablePlaces(t *testing.T) {
 	want := "/dev/mqueue mqueue\n/dev/shm tmpfs\n/tmp tmpfs\n/workspace ext4"
 	check := func(when string, sb sandbox.Sandbox) {
 		t.Helper()
-		if got := execIn(t, env.cli, sb.Info().ContainerID, writablePlaces); got != want {
+		if got := execIn(t, env.cli, sb.Info().ContainerID, sandboxtest.WritablePlaces); got != want {
 			t.Errorf("%s: writable mount points (as the sandbox user):\n%s\nwant only\n%s", when, got, want)
 		}
 		out := execIn(t, env.cli, sb.Info().ContainerID, "dd if=/dev/zero of=/run/sandgate/fill bs=64k count=16 2>&1; echo rc=$?")
