@@ -81,6 +81,7 @@ func TestLocalE2BCreateBodies(t *testing.T) {
 		{name: "lifecycle in the SDKs' object form", body: `{` + common + `, "lifecycle": {"onTimeout": {"action": "kill"}, "autoResume": {"enabled": false}}}`},
 		{name: "empty mcp, iam and volumes, nulls", body: `{` + common + `, "mcp": {}, "iam": {"tokens": {}}, "volumeMounts": [], "autoResume": null, "network": null}`},
 		{name: "unknown fields", body: `{` + common + `, "futureFlag": true, "network": {"futureRule": 1}}`},
+		{name: "network settings that set nothing", body: `{` + common + `, "network": {"rules": {}, "maskRequestHost": "", "egressProxy": null, "denyOut": [], "allowPublicTraffic": false}}`},
 
 		{name: "autoPause on", body: `{` + common + `, "autoPause": true}`, says: "leave autoPause off"},
 		{name: "onTimeout pause", body: `{` + common + `, "lifecycle": {"onTimeout": {"action": "pause", "keepMemory": false}}}`, says: "pausing sandboxes is not supported"},
@@ -88,6 +89,7 @@ func TestLocalE2BCreateBodies(t *testing.T) {
 		{name: "onTimeout unknown", body: `{` + common + `, "lifecycle": {"onTimeout": "hibernate"}}`, says: `onTimeout must be "kill"`},
 		{name: "autoResume malformed", body: `{` + common + `, "autoResume": "yes"}`, says: `{"enabled": true|false}`},
 		{name: "iam tokens", body: `{` + common + `, "iam": {"tokens": {"aws": {"audience": "sts", "tokenType": "jwt"}}}}`, says: "without iam tokens"},
+		{name: "network rules", body: `{` + common + `, "network": {"rules": {"api.example.com": [{"transform": {"headers": {"A": "b"}}}]}}}`, says: "network.rules"},
 		{name: "an MCP server", body: `{` + common + `, "mcp": {"github": {}}}`, says: "Sandgate itself serves MCP"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
