@@ -8,10 +8,10 @@ import (
 
 // What a create asks for beyond a template, a timeout, metadata and
 // egress. The SDKs send their lifecycle settings on every create, each
-// version its own way: e2b up to 2.41 (JS and Python) always sends
-// autoPause and autoResume {"enabled": false}, 2.0 autoPause false,
-// later ones only what the caller set (sandboxApi.ts createSandbox,
-// sandbox/sandbox_api.py build_lifecycle_config). A setting that leaves
+// version its own way: e2b 2.24 to 2.41 (JS and Python) always send
+// autoPause and autoResume {"enabled": false}, earlier 2.x autoPause
+// false, later ones only what the caller set (sandboxApi.ts
+// createSandbox, sandbox/sandbox_api.py build_lifecycle_config). A setting that leaves
 // a feature off is accepted whatever the feature; one that turns on a
 // feature Sandgate does not have is refused, saying what to do.
 

@@ -20,7 +20,7 @@ type Metrics struct {
 
 // metric is E2B's SandboxMetric as the SDKs read it. Every field is
 // required by the Python SDK's model (e2b/api/client/models/
-// sandbox_metric.py pops each key, memCache since 2025), and memUsed and
+// sandbox_metric.py pops each key, memCache since 2.25), and memUsed and
 // memCache mean what envd's do: memory in use without the page cache,
 // and the page cache.
 type metric struct {
