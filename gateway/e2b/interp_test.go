@@ -234,3 +234,20 @@ func TestExecuteStreams(t *testing.T) {
 		t.Fatalf("events in order %v: want the output first and end_of_execution last", order)
 	}
 }
+
+// TestExecuteLostRunner: when the runner connection is lost after output
+// went out, the answer (already 200) ends as E2B's interpreter ends a
+// lost cell: an UnexpectedEndOfExecution error, then end_of_execution.
+func TestExecuteLostRunner(t *testing.T) {
+	t.Parallel()
+	env := newInterpEnv(t)
+	code := "import time\nprint('first')\ntime.sleep(30)\nprint('never')"
+	x := env.executeWatching(t, map[string]any{"code": code}, func(msg map[string]any) {
+		if msg["type"] == "stdout" {
+			env.runner.c.Close()
+		}
+	})
+	if strings.Join(x.stdout, "") != "first\n" || x.err == nil || x.err["name"] != "UnexpectedEndOfExecution" || x.err["value"] == "" {
+		t.Fatalf("after the runner connection was lost: %+v", x)
+	}
+}
