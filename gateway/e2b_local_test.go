@@ -87,6 +87,7 @@ type e2bCreated struct {
 type e2bListed struct {
 	SandboxID  string            `json:"sandboxID"`
 	TemplateID string            `json:"templateID"`
+	StartedAt  time.Time         `json:"startedAt"`
 	EndAt      time.Time         `json:"endAt"`
 	Metadata   map[string]string `json:"metadata"`
 	Network    struct {

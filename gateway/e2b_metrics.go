@@ -59,8 +59,11 @@ func (e e2bBackend) sample(ctx context.Context, c *protocol.Client) (e2b.Metrics
 	if cpus <= 0 {
 		cpus = 1 // unlimited: report against one CPU rather than divide by zero
 	}
+	// E2B's memUsed leaves out the page cache, which it reports apart
+	// (envd's are the guest's used and cached memory).
+	cache := min(last.MemoryCache, last.MemoryUsage)
 	m := e2b.Metrics{At: now, CPUCount: int(math.Ceil(cpus)),
-		MemUsed: last.MemoryUsage, MemTotal: cmp.Or(last.MemoryLimit, l.MemoryBytes),
+		MemUsed: last.MemoryUsage - cache, MemCache: cache, MemTotal: cmp.Or(last.MemoryLimit, l.MemoryBytes),
 		DiskUsed: last.WorkspaceUsedBytes, DiskTotal: cmp.Or(last.WorkspaceSizeBytes, l.WorkspaceBytes)}
 	if used := last.CPUUsageMs - first.CPUUsageMs; used > 0 {
 		wall := float64(now.Sub(began).Milliseconds())

@@ -18,6 +18,7 @@ type e2bMetric struct {
 	CPUUsedPct    float64   `json:"cpuUsedPct"`
 	MemUsed       int64     `json:"memUsed"`
 	MemTotal      int64     `json:"memTotal"`
+	MemCache      int64     `json:"memCache"`
 	DiskUsed      int64     `json:"diskUsed"`
 	DiskTotal     int64     `json:"diskTotal"`
 }
@@ -58,7 +59,7 @@ func TestLocalE2BMetrics(t *testing.T) {
 		if m.Timestamp.Before(before) || m.Timestamp.After(time.Now()) || m.TimestampUnix != m.Timestamp.Unix() {
 			t.Errorf("timestamp %v (%d), want now", m.Timestamp, m.TimestampUnix)
 		}
-		if m.CPUCount < 1 || m.CPUUsedPct < 0 || m.CPUUsedPct > 100 || m.MemUsed < 0 || m.MemTotal <= 0 || m.DiskTotal <= 0 || m.DiskUsed < 0 || m.DiskUsed > m.DiskTotal {
+		if m.CPUCount < 1 || m.CPUUsedPct < 0 || m.CPUUsedPct > 100 || m.MemUsed < 0 || m.MemCache < 0 || m.MemTotal <= 0 || m.DiskTotal <= 0 || m.DiskUsed < 0 || m.DiskUsed > m.DiskTotal {
 			t.Errorf("sample %+v: want at least one CPU, a percentage, and memory and disk totals above what is used", m)
 		}
 	}

@@ -24,8 +24,9 @@ type Browser interface {
 // Interpreter is the sandbox's stateful code interpreter (runner/interp
 // implements it).
 type Interpreter interface {
-	// Run executes one cell in the long-lived interpreter.
-	Run(ctx context.Context, req protocol.InterpRequest) (protocol.InterpResult, error)
+	// Stream executes one cell in the long-lived interpreter, emitting
+	// its output as events while it runs when req.Stream asks for that.
+	Stream(ctx context.Context, req protocol.InterpRequest, emit func(protocol.Event)) (protocol.InterpResult, error)
 	// Restart replaces the interpreter with a fresh one.
 	Restart(ctx context.Context, req protocol.InterpRestartRequest) (protocol.InterpResult, error)
 }
@@ -62,7 +63,7 @@ func handlers(svc Services) registry {
 		r.add(protocol.OpHTTPRequest, unary(svc.HTTP.Do))
 	}
 	if svc.Interpreter != nil {
-		r.add(protocol.OpInterpRun, unary(svc.Interpreter.Run))
+		r.add(protocol.OpInterpRun, streaming(svc.Interpreter.Stream))
 		r.add(protocol.OpInterpRestart, unary(svc.Interpreter.Restart))
 	}
 

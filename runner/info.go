@@ -24,7 +24,7 @@ func Describe(workspace string, acct *cgroup.Accounting, pm *process.Manager) fu
 		}
 		s := acct.Snapshot() // a nil Accounting reads as empty
 		info.CgroupVersion = s.Version
-		info.MemoryLimit, info.MemoryUsage = s.MemoryLimit, s.MemoryUsage
+		info.MemoryLimit, info.MemoryUsage, info.MemoryCache = s.MemoryLimit, s.MemoryUsage, s.MemoryCache
 		info.CPUUsageMs = s.CPUUsageNs / 1e6
 		info.PidsCurrent, info.PidsLimit, info.OOMKills = s.PidsCurrent, s.PidsLimit, s.OOMKills
 		info.WorkspaceSizeBytes, info.WorkspaceUsedBytes = diskUsage(workspace)

@@ -62,7 +62,7 @@ func (s *Server) serveEgress(w http.ResponseWriter, r *http.Request) {
 // features is what this runner announces in protocol.FeaturesHeader: the
 // additions to the protocol that a gateway must not use with a runner
 // built before them (one still running in a sandbox across an upgrade).
-const features = protocol.FeaturePayload + "," + protocol.FeatureOutputWait + "," + protocol.FeatureAppend + "," + protocol.FeatureWatch + "," + protocol.FeatureWatchEvents
+const features = protocol.FeaturePayload + "," + protocol.FeatureOutputWait + "," + protocol.FeatureAppend + "," + protocol.FeatureWatch + "," + protocol.FeatureWatchEvents + "," + protocol.FeatureInterpStream
 
 // ServeHTTP upgrades a request on protocol.Path to a websocket after
 // checking the protocol version, then serves it until it closes.

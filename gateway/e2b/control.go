@@ -73,6 +73,8 @@ type sandboxDetail struct {
 	State               string            `json:"state"`
 	AllowInternetAccess bool              `json:"allowInternetAccess"`
 	Network             networkState      `json:"network"`
+	Lifecycle           lifecycleInfo     `json:"lifecycle"`
+	Domain              *string           `json:"domain"`
 	VolumeMounts        []struct{}        `json:"volumeMounts"`
 }
 
@@ -84,7 +86,7 @@ func detail(s Sandbox, withToken bool) sandboxDetail {
 	d := sandboxDetail{TemplateID: s.Template, SandboxID: s.ID, ClientID: clientID, StartedAt: s.StartedAt, EndAt: s.EndAt,
 		EnvdVersion: EnvdVersion, CPUCount: max(1, int(math.Ceil(s.CPUCount))), MemoryMB: s.MemoryMB, DiskSizeMB: s.DiskMB,
 		Metadata: s.Metadata, State: "running", AllowInternetAccess: len(s.Allow) > 0,
-		Network: networkState{AllowOut: s.Allow}, VolumeMounts: []struct{}{}}
+		Network: networkState{AllowOut: s.Allow}, Lifecycle: killedOnTimeout, VolumeMounts: []struct{}{}}
 	if d.Metadata == nil {
 		d.Metadata = map[string]string{}
 	}
@@ -98,7 +100,8 @@ func detail(s Sandbox, withToken bool) sandboxDetail {
 }
 
 // createBody is POST /v2/sandboxes. Fields Sandgate cannot honour are
-// decoded so that asking for them is refused rather than ignored.
+// decoded so that asking for them is refused rather than ignored (see
+// control_create.go); fields no one reads are ignored.
 type createBody struct {
 	TemplateID          string            `json:"templateID"`
 	Timeout             *int64            `json:"timeout"` // seconds
@@ -107,7 +110,9 @@ type createBody struct {
 	AllowInternetAccess *bool             `json:"allow_internet_access"`
 	Network             *networkBody      `json:"network"`
 	AutoPause           *bool             `json:"autoPause"`
-	AutoResume          json.RawMessage   `json:"autoResume"`
+	AutoResume          *switchBody       `json:"autoResume"`
+	Lifecycle           *lifecycleBody    `json:"lifecycle"`
+	IAM                 *iamBody          `json:"iam"`
 	VolumeMounts        []json.RawMessage `json:"volumeMounts"`
 	MCP                 json.RawMessage   `json:"mcp"`
 }
@@ -125,20 +130,7 @@ func (a *API) create(w http.ResponseWriter, r *http.Request) {
 		}
 		req.Timeout = time.Duration(*body.Timeout) * time.Second
 	}
-	var problem string
-	switch {
-	case len(body.EnvVars) > 0:
-		problem = "envVars at creation are not supported: pass envs to each command (commands.run(cmd, {envs}))"
-	case body.AutoPause != nil && *body.AutoPause, len(body.AutoResume) > 0 && string(body.AutoResume) != "null":
-		problem = "pausing sandboxes is not supported: a sandbox is killed when its timeout ends"
-	case len(body.VolumeMounts) > 0:
-		problem = "volumes are not supported: each sandbox has its own /workspace"
-	case len(body.MCP) > 0 && string(body.MCP) != "null":
-		problem = "an MCP gateway inside the sandbox is not supported: Sandgate itself serves MCP at /mcp"
-	default:
-		problem = checkMetadata(body.Metadata)
-	}
-	if problem != "" {
+	if problem := body.unsupported(); problem != "" {
 		replyErrorStatus(w, http.StatusBadRequest, problem)
 		return
 	}

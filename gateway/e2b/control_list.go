@@ -1,16 +1,18 @@
 package e2b
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // List pages: at most maxPage sandboxes per answer; the x-next-token
 // header carries the id of the last one when more follow, and the next
-// page starts after it in the list's order (oldest first).
+// page starts after it in the list's order.
 const (
 	defaultPage = 100
 	maxPage     = 100
@@ -30,23 +32,12 @@ func (a *API) listAll(w http.ResponseWriter, r *http.Request) {
 	replyJSON(w, http.StatusOK, out)
 }
 
-// listPage is GET /v2/sandboxes with the SDK's filters: state (every
-// sandbox here is running), metadata (key=value pairs, URL-encoded),
-// limit and nextToken.
+// listPage is GET /v2/sandboxes with every filter the SDKs send (see
+// listQuery), limit and nextToken.
 func (a *API) listPage(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	limit := defaultPage
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > maxPage {
-			replyErrorStatus(w, http.StatusBadRequest, "limit must be a number from 1 to "+strconv.Itoa(maxPage))
-			return
-		}
-		limit = n
-	}
-	want, err := url.ParseQuery(q.Get("metadata"))
+	lq, err := parseListQuery(r.URL.Query())
 	if err != nil {
-		replyErrorStatus(w, http.StatusBadRequest, "metadata must be URL-encoded key=value pairs: "+err.Error())
+		replyErrorStatus(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	all, err := a.backend.List(r.Context())
@@ -54,17 +45,17 @@ func (a *API) listPage(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, err)
 		return
 	}
-	if states := q.Get("state"); states != "" && !slices.Contains(strings.Split(states, ","), "running") {
-		all = nil // nothing is ever paused
+	all = slices.DeleteFunc(all, func(s Sandbox) bool { return !lq.matches(s) })
+	if lq.newestFirst {
+		slices.Reverse(all)
 	}
-	all = slices.DeleteFunc(all, func(s Sandbox) bool { return !hasMetadata(s, want) })
-	if next := q.Get("nextToken"); next != "" {
+	if next := lq.next; next != "" {
 		i := slices.IndexFunc(all, func(s Sandbox) bool { return s.ID == next })
 		all = all[i+1:] // i is -1 for a sandbox gone since: start over
 	}
-	if len(all) > limit {
-		w.Header().Set("X-Next-Token", all[limit-1].ID)
-		all = all[:limit]
+	if len(all) > lq.limit {
+		w.Header().Set("X-Next-Token", all[lq.limit-1].ID)
+		all = all[:lq.limit]
 	}
 	out := make([]sandboxDetail, 0, len(all))
 	for _, s := range all {
@@ -73,10 +64,72 @@ func (a *API) listPage(w http.ResponseWriter, r *http.Request) {
 	replyJSON(w, http.StatusOK, out)
 }
 
-// hasMetadata reports whether s carries every key=value of want.
-func hasMetadata(s Sandbox, want url.Values) bool {
-	for k := range want {
-		if s.Metadata[k] != want.Get(k) {
+// listQuery is what GET /v2/sandboxes filters by: metadata (URL-encoded
+// key=value pairs), state (every sandbox here is running), template (id
+// or alias), startedAfter, and order (by start, "desc" by default as
+// E2B's; the SDKs send it only when asked).
+type listQuery struct {
+	limit        int
+	metadata     url.Values
+	noneRunning  bool // the states asked for leave out running ones
+	template     string
+	startedAfter time.Time
+	newestFirst  bool
+	next         string
+}
+
+func parseListQuery(q url.Values) (listQuery, error) {
+	lq := listQuery{limit: defaultPage, template: q.Get("template"), next: q.Get("nextToken"), newestFirst: true}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxPage {
+			return lq, errors.New("limit must be a number from 1 to " + strconv.Itoa(maxPage))
+		}
+		lq.limit = n
+	}
+	var err error
+	if lq.metadata, err = url.ParseQuery(q.Get("metadata")); err != nil {
+		return lq, errors.New("metadata must be URL-encoded key=value pairs: " + err.Error())
+	}
+	// One list (state=running,paused) or the parameter repeated.
+	if len(q["state"]) > 0 {
+		lq.noneRunning = !slices.Contains(strings.Split(strings.Join(q["state"], ","), ","), "running")
+	}
+	if v := q.Get("startedAfter"); v != "" {
+		if lq.startedAfter, err = parseTime(v); err != nil {
+			return lq, errors.New("startedAfter must be an ISO 8601 time, e.g. " + time.Now().UTC().Format(time.RFC3339))
+		}
+	}
+	switch q.Get("order") {
+	case "", "desc":
+	case "asc":
+		lq.newestFirst = false
+	default:
+		return lq, errors.New(`order must be "asc" or "desc"`)
+	}
+	return lq, nil
+}
+
+// parseTime reads an ISO 8601 time; one without a zone (Python's
+// isoformat of a naive datetime) is UTC.
+func parseTime(v string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		t, err = time.Parse("2006-01-02T15:04:05.999999999", v)
+	}
+	return t, err
+}
+
+// matches reports whether s passes every filter of lq.
+func (lq listQuery) matches(s Sandbox) bool {
+	if lq.noneRunning || s.StartedAt.Before(lq.startedAfter) {
+		return false
+	}
+	if lq.template != "" && lq.template != s.Template && lq.template != s.Image {
+		return false
+	}
+	for k := range lq.metadata {
+		if s.Metadata[k] != lq.metadata.Get(k) {
 			return false
 		}
 	}

@@ -35,9 +35,9 @@ func egressAllow(internet *bool, n *networkBody) ([]string, error) {
 		return nil, nil
 	}
 	switch {
-	case n.EgressProxy != nil:
+	case !isOff(n.EgressProxy):
 		return nil, errors.New("network.egressProxy is not supported: sandboxes reach the network only through Sandgate's own egress proxy")
-	case n.Rules != nil, n.MaskRequestHost != nil, n.HTTPSPorts != nil:
+	case !isOff(n.Rules), !isOff(n.MaskRequestHost), !isOff(n.HTTPSPorts):
 		return nil, errors.New("network.rules, maskRequestHost and httpsPorts are not supported: give destinations in network.allowOut")
 	case n.AllowPublicTraffic != nil && *n.AllowPublicTraffic:
 		return nil, errors.New("network.allowPublicTraffic is not supported: sandboxes accept no inbound connections")
@@ -51,6 +51,25 @@ func egressAllow(internet *bool, n *networkBody) ([]string, error) {
 		return []string{}, nil
 	}
 	return nil, nil
+}
+
+// isOff reports whether a decoded JSON value configures nothing: absent,
+// null, false, "", or an empty object or list (the Python SDK sends
+// rules {} for no rules).
+func isOff(v any) bool {
+	switch v := v.(type) {
+	case nil:
+		return true
+	case bool:
+		return !v
+	case string:
+		return v == ""
+	case map[string]any:
+		return len(v) == 0
+	case []any:
+		return len(v) == 0
+	}
+	return false
 }
 
 // setNetwork is PUT /sandboxes/{id}/network: it replaces the allowlist

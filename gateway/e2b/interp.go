@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/sandgate/sandgate/auth"
 	"github.com/sandgate/sandgate/runner/protocol"
@@ -40,11 +41,11 @@ type executeRequest struct {
 	EnvVars   map[string]string `json:"env_vars"`
 }
 
-// execute runs one cell and answers its output as newline-delimited JSON
-// events (see interp_events.go). The runner answers a cell when it ends,
-// so the events are written together at the end. The request's context
-// is the cell's: a client that goes away interrupts it. The cell's
-// timeout is the runner's default; the SDK keeps its own.
+// execute runs one cell and answers its events as newline-delimited
+// JSON (see interp_events.go and interp_stream.go): its output as the
+// cell prints it, then its results, error and count. The request's
+// context is the cell's: a client that goes away interrupts it. The
+// cell's timeout is the runner's default; the SDK keeps its own.
 func (a *API) execute(w http.ResponseWriter, r *http.Request) {
 	var req executeRequest
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxExecuteBody)).Decode(&req); err != nil {
@@ -65,26 +66,26 @@ func (a *API) execute(w http.ResponseWriter, r *http.Request) {
 		replyError(w, err)
 		return
 	}
+	out := newCellStream(w)
 	var res protocol.InterpResult
 	op := Op{Name: "interpreter.execute", Scope: auth.ScopeExec,
 		Summary: map[string]any{"language": ctxID, "code_bytes": len(req.Code), "env_vars": len(req.EnvVars)}}
 	err = rn.Do(r.Context(), op, func(ctx context.Context, c *protocol.Client) error {
 		var runErr error
-		res, runErr = runCell(ctx, c, protocol.InterpRequest{Language: ctxID, Code: req.Code}, req.EnvVars)
+		res, runErr = runCell(ctx, c, protocol.InterpRequest{Language: ctxID, Code: req.Code}, req.EnvVars, out.output)
 		return runErr
 	})
-	if err != nil {
+	out.flushTails()
+	switch {
+	case err != nil && !out.started:
 		replyError(w, err)
-		return
-	}
-	count := a.execs.next(rn.ID(), ctxID, res.Restarted)
-	w.Header().Set("Content-Type", "application/x-ndjson")
-	w.WriteHeader(http.StatusOK)
-	enc := json.NewEncoder(w)
-	for _, ev := range cellEvents(res, count) {
-		if err := enc.Encode(ev); err != nil {
-			return // the client went away; the cell has run
-		}
+	case err != nil:
+		// The status line is gone: end the answer as E2B's interpreter
+		// does when it loses a cell.
+		a.log.Warn("e2b execute ended before the cell", "sandbox_id", rn.ID(), "error", err)
+		out.send(errorEvent{Type: eventError, Name: "UnexpectedEndOfExecution", Value: err.Error()}, execEndEvent{Type: eventEnd})
+	default:
+		out.send(cellEvents(res, a.execs.next(rn.ID(), ctxID, res.Restarted), time.Now())...)
 	}
 }
 

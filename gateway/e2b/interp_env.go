@@ -14,7 +14,9 @@ import (
 // runs even when the request has ended.
 const envRestoreTimeout = 30 * time.Second
 
-// runCell runs one cell with env set in os.environ for its duration.
+// runCell runs one cell with env set in os.environ for its duration,
+// passing its output events to onOutput while it runs when the runner can
+// stream them (otherwise they are in the result).
 //
 // The interpreter is one long-lived process, so env_vars are applied by
 // a preamble cell that saves the variables' values and sets them, and
@@ -23,7 +25,7 @@ const envRestoreTimeout = 30 * time.Second
 // between ours and a preamble, and so see these variables; a sandbox's
 // callers share one interpreter anyway. Child processes the cell starts
 // inherit them, as they would on E2B.
-func runCell(ctx context.Context, c *protocol.Client, req protocol.InterpRequest, env map[string]string) (protocol.InterpResult, error) {
+func runCell(ctx context.Context, c *protocol.Client, req protocol.InterpRequest, env map[string]string, onOutput func(protocol.Event)) (protocol.InterpResult, error) {
 	var pre protocol.InterpResult
 	if len(env) > 0 {
 		err := c.Call(ctx, protocol.OpInterpRun, protocol.InterpRequest{Language: req.Language, Code: envPreamble(env)}, &pre)
@@ -35,8 +37,8 @@ func runCell(ctx context.Context, c *protocol.Client, req protocol.InterpRequest
 		}
 		defer restoreEnv(ctx, c, req.Language)
 	}
-	var res protocol.InterpResult
-	if err := c.Call(ctx, protocol.OpInterpRun, req, &res); err != nil {
+	res, err := runStreamed(ctx, c, req, onOutput)
+	if err != nil {
 		return res, err
 	}
 	if pre.Restarted {
@@ -45,6 +47,24 @@ func runCell(ctx context.Context, c *protocol.Client, req protocol.InterpRequest
 		res.Restarted = true
 		res.Message = strings.TrimPrefix(pre.Message+"; "+res.Message, "; ")
 		res.Message = strings.TrimSuffix(res.Message, "; ")
+	}
+	return res, nil
+}
+
+// runStreamed runs req, streaming its output to onOutput when the runner
+// announces it can; an older runner answers it all in the result.
+func runStreamed(ctx context.Context, c *protocol.Client, req protocol.InterpRequest, onOutput func(protocol.Event)) (protocol.InterpResult, error) {
+	var res protocol.InterpResult
+	if !c.Supports(protocol.FeatureInterpStream) {
+		return res, c.Call(ctx, protocol.OpInterpRun, req, &res)
+	}
+	req.Stream = true
+	raw, err := c.Stream(ctx, protocol.OpInterpRun, req, onOutput)
+	if err != nil {
+		return res, err
+	}
+	if err := protocol.Unmarshal(raw, &res); err != nil {
+		return res, fmt.Errorf("decode the cell's result: %w", err)
 	}
 	return res, nil
 }

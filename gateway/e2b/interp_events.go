@@ -2,15 +2,15 @@ package e2b
 
 import (
 	"encoding/base64"
-	"slices"
 	"strings"
+	"time"
 
 	"github.com/sandgate/sandgate/runner/protocol"
 )
 
-// eventType names an /execute output line, as the SDK's parseOutput
-// switches on it; it ignores types it does not know and needs no end
-// marker (the body's end is the execution's).
+// eventType names an /execute output line, as the SDKs' parseOutput
+// switch on it; they ignore types they do not know. The last line is
+// always end_of_execution, as E2B's code interpreter ends its answers.
 type eventType string
 
 const (
@@ -19,13 +19,33 @@ const (
 	eventResult     eventType = "result"
 	eventError      eventType = "error"
 	eventExecutions eventType = "number_of_executions"
+	eventEnd        eventType = "end_of_execution"
 )
 
-// streamEvent is a piece of stdout or stderr; the SDK keeps each as one
-// entry of logs.stdout or logs.stderr.
+// timestampLayout writes an output event's time as E2B's code
+// interpreter does (the Jupyter message's date, ISO 8601 in UTC with
+// microseconds). Its Python SDK reads the field without parsing it and
+// hands it to on_stdout and on_stderr; its JS SDK stamps its own.
+const timestampLayout = "2006-01-02T15:04:05.000000-07:00"
+
+// streamEvent is a piece of stdout or stderr; the SDKs keep each as one
+// entry of logs.stdout or logs.stderr. The Python SDK reads text and
+// timestamp of every one (a missing key is its KeyError).
 type streamEvent struct {
-	Type eventType `json:"type"`
-	Text string    `json:"text"`
+	Type      eventType `json:"type"`
+	Text      string    `json:"text"`
+	Timestamp string    `json:"timestamp"`
+}
+
+// outputEvents is a piece of output as events, one line per event with
+// its newline; a last line without one is kept as it is.
+func outputEvents(typ eventType, text string, at time.Time) []any {
+	stamp := at.UTC().Format(timestampLayout)
+	var evs []any
+	for line := range strings.Lines(text) {
+		evs = append(evs, streamEvent{Type: typ, Text: line, Timestamp: stamp})
+	}
+	return evs
 }
 
 // resultEvent is a displayed value: a figure (png) or the cell's last
@@ -51,41 +71,47 @@ type countEvent struct {
 	ExecutionCount int       `json:"execution_count"`
 }
 
+// execEndEvent ends every answer.
+type execEndEvent struct {
+	Type eventType `json:"type"`
+}
+
 // figureText is a figure's text form, as Jupyter shows a matplotlib one.
 const figureText = "<Figure>"
 
 // cellEvents turns a cell's outcome into the events E2B's code
-// interpreter would send, in the order the SDK shows them. Output comes
-// one line per event with its newline, as a notebook prints it;
-// the runner's note on an abnormal end (the interpreter died or was
-// restarted, output was cut) is a last stderr line, so that a caller
-// learns its state is gone.
-func cellEvents(res protocol.InterpResult, count int) []any {
-	var evs []any
-	for _, line := range lines(res.Stdout) {
-		evs = append(evs, streamEvent{Type: eventStdout, Text: line})
-	}
-	for _, line := range lines(res.Stderr) {
-		evs = append(evs, streamEvent{Type: eventStderr, Text: line})
-	}
+// interpreter would send after its output, in the order the SDK shows
+// them, stamped at. Output still in res (a runner that cannot stream
+// answers it there) comes first; the runner's note on an abnormal end
+// (the interpreter died or was restarted, output was cut) is a last
+// stderr line, so that a caller learns its state is gone.
+func cellEvents(res protocol.InterpResult, count int, at time.Time) []any {
+	evs := outputEvents(eventStdout, res.Stdout, at)
+	evs = append(evs, outputEvents(eventStderr, res.Stderr, at)...)
 	if res.Message != "" {
-		evs = append(evs, streamEvent{Type: eventStderr, Text: "sandgate: " + res.Message + "\n"})
+		evs = append(evs, outputEvents(eventStderr, "sandgate: "+res.Message+"\n", at)...)
 	}
 	for _, png := range res.Figures {
 		evs = append(evs, resultEvent{Type: eventResult, Text: figureText, PNG: base64.StdEncoding.EncodeToString(png)})
 	}
 	if res.HasResult {
-		evs = append(evs, resultEvent{Type: eventResult, Text: res.Result, IsMainResult: true})
+		evs = append(evs, resultEvent{Type: eventResult, Text: resultText(res.Result), IsMainResult: true})
 	}
 	if res.ErrorName != "" || res.Error != "" {
 		evs = append(evs, errorEvent{Type: eventError, Name: res.ErrorName, Value: errorValue(res.ErrorName, res.Error), Traceback: res.Error})
 	}
-	return append(evs, countEvent{Type: eventExecutions, ExecutionCount: count})
+	return append(evs, countEvent{Type: eventExecutions, ExecutionCount: count}, execEndEvent{Type: eventEnd})
 }
 
-// lines splits s after each newline, keeping it; a last line without one
-// is kept as it is.
-func lines(s string) []string { return slices.Collect(strings.Lines(s)) }
+// resultText is a result's text as E2B's code interpreter reports it:
+// a repr in matching quotes loses them (the string 'done' is done), as
+// its server strips them from text/plain; anything else is unchanged.
+func resultText(repr string) string {
+	if len(repr) >= 2 && (repr[0] == '\'' || repr[0] == '"') && repr[len(repr)-1] == repr[0] {
+		return repr[1 : len(repr)-1]
+	}
+	return repr
+}
 
 // errorValue is an exception's message, as Jupyter's evalue: the
 // traceback's last line is "Name: value" (or "Name" alone when it has

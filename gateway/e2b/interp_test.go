@@ -3,10 +3,14 @@ package e2b_test
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sandgate/sandgate/gateway/e2b"
 )
@@ -17,6 +21,7 @@ type execution struct {
 	results        []map[string]any
 	err            map[string]any
 	count          int
+	ended          bool // end_of_execution came, last
 }
 
 // newInterpEnv is newEnv for the code interpreter, which needs
@@ -32,6 +37,12 @@ func newInterpEnv(t *testing.T) *env {
 // execute runs code as runCode does and parses the answer line by line.
 func (e *env) execute(t *testing.T, body map[string]any) execution {
 	t.Helper()
+	return e.executeWatching(t, body, nil)
+}
+
+// executeWatching is execute calling seen with each event as it is read.
+func (e *env) executeWatching(t *testing.T, body map[string]any, seen func(msg map[string]any)) execution {
+	t.Helper()
 	b, _ := json.Marshal(body)
 	res := e.do(t, request{method: http.MethodPost, path: "/execute", port: e2b.InterpreterPort, contentType: "application/json", body: strings.NewReader(string(b))})
 	if res.StatusCode != http.StatusOK {
@@ -44,22 +55,45 @@ func (e *env) execute(t *testing.T, body map[string]any) execution {
 		if err := json.Unmarshal(sc.Bytes(), &msg); err != nil {
 			t.Fatalf("line %q is not JSON: %v", sc.Text(), err)
 		}
-		switch msg["type"] {
-		case "stdout":
-			x.stdout = append(x.stdout, msg["text"].(string))
-		case "stderr":
-			x.stderr = append(x.stderr, msg["text"].(string))
-		case "result":
-			x.results = append(x.results, msg)
-		case "error":
-			x.err = msg
-		case "number_of_executions":
-			x.count = int(msg["execution_count"].(float64))
-		default:
-			t.Fatalf("unknown event %v", msg)
+		if x.ended {
+			t.Fatalf("event %v after end_of_execution", msg)
 		}
+		if seen != nil {
+			seen(msg)
+		}
+		x.add(t, msg)
+	}
+	if !x.ended {
+		t.Fatalf("the answer did not end with end_of_execution: %+v", x)
 	}
 	return x
+}
+
+// add collects one event, checking the keys the Python SDK reads.
+func (x *execution) add(t *testing.T, msg map[string]any) {
+	t.Helper()
+	switch msg["type"] {
+	case "stdout", "stderr":
+		stamp, _ := msg["timestamp"].(string)
+		if _, err := time.Parse(time.RFC3339Nano, stamp); err != nil {
+			t.Fatalf("%v: timestamp is not an ISO 8601 time: %v", msg, err)
+		}
+		if msg["type"] == "stdout" {
+			x.stdout = append(x.stdout, msg["text"].(string))
+		} else {
+			x.stderr = append(x.stderr, msg["text"].(string))
+		}
+	case "result":
+		x.results = append(x.results, msg)
+	case "error":
+		x.err = msg
+	case "number_of_executions":
+		x.count = int(msg["execution_count"].(float64))
+	case "end_of_execution":
+		x.ended = true
+	default:
+		t.Fatalf("unknown event %v", msg)
+	}
 }
 
 func TestExecute(t *testing.T) {
@@ -167,5 +201,53 @@ func TestContexts(t *testing.T) {
 	}
 	if x := env.execute(t, map[string]any{"code": "y"}); x.err == nil || x.err["name"] != "NameError" || x.count != 1 {
 		t.Fatalf("after a restart, state or count survived: %+v", x)
+	}
+}
+
+// TestExecuteStreams: a cell's output reaches the client while the cell
+// runs. The cell prints, then waits (up to 30 s, within the cell timeout) for a file in its
+// workspace that the test writes only once it has read the first line,
+// then prints again; answered at the end instead, the first line would
+// come after the cell gave up.
+func TestExecuteStreams(t *testing.T) {
+	t.Parallel()
+	env := newInterpEnv(t)
+	code := "import os, sys, time\nprint('first')\nprint('warn', file=sys.stderr)\n" +
+		"for _ in range(300):\n    if os.path.exists('gate'):\n        break\n    time.sleep(0.1)\nelse:\n    print('gave up')\n" +
+		"print('second')\n'done'"
+	var order []string
+	x := env.executeWatching(t, map[string]any{"code": code}, func(msg map[string]any) {
+		order = append(order, fmt.Sprint(msg["type"]))
+		if msg["type"] == "stdout" && msg["text"] == "first\n" {
+			if err := os.WriteFile(filepath.Join(env.workspace, "gate"), nil, 0o644); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	if strings.Join(x.stdout, "|") != "first\n|second\n" || strings.Join(x.stderr, "|") != "warn\n" {
+		t.Fatalf("stdout %q, stderr %q: want the first line while the cell waited for it", x.stdout, x.stderr)
+	}
+	if len(x.results) != 1 || x.results[0]["text"] != "done" || x.count != 1 {
+		t.Fatalf("after the output: %+v", x)
+	}
+	if tail := strings.Join(order[len(order)-3:], " "); tail != "result number_of_executions end_of_execution" {
+		t.Fatalf("events in order %v: want the output first and end_of_execution last", order)
+	}
+}
+
+// TestExecuteLostRunner: when the runner connection is lost after output
+// went out, the answer (already 200) ends as E2B's interpreter ends a
+// lost cell: an UnexpectedEndOfExecution error, then end_of_execution.
+func TestExecuteLostRunner(t *testing.T) {
+	t.Parallel()
+	env := newInterpEnv(t)
+	code := "import time\nprint('first')\ntime.sleep(30)\nprint('never')"
+	x := env.executeWatching(t, map[string]any{"code": code}, func(msg map[string]any) {
+		if msg["type"] == "stdout" {
+			env.runner.c.Close()
+		}
+	})
+	if strings.Join(x.stdout, "") != "first\n" || x.err == nil || x.err["name"] != "UnexpectedEndOfExecution" || x.err["value"] == "" {
+		t.Fatalf("after the runner connection was lost: %+v", x)
 	}
 }

@@ -25,6 +25,7 @@ type Snapshot struct {
 	Version        int   // 1 or 2; 0 when no cgroup was read
 	CPUUsageNs     int64 // CPU time used by every process in the group
 	MemoryUsage    int64 // bytes charged now (v1 usage_in_bytes, v2 memory.current)
+	MemoryCache    int64 // of MemoryUsage, the page cache, tmpfs included (v1 total_cache, v2 memory.stat file)
 	MemoryMaxUsage int64 // high-water mark (v1 max_usage_in_bytes, v2 memory.peak)
 	MemoryLimit    int64 // memory limit in bytes
 	OOMKills       int64 // processes the kernel killed for reaching MemoryLimit

@@ -70,7 +70,7 @@ const v1Mountinfo = `30 25 0:27 /docker/abc /sys/fs/cgroup/memory ro,nosuid - cg
 
 func v1Files(group string) map[string]string {
 	return map[string]string{
-		"memory" + group + "/memory.stat":               "cache 0\nrss 4096\n",
+		"memory" + group + "/memory.stat":               "cache 4096\nrss 4096\ntotal_cache 8192\n",
 		"memory" + group + "/memory.oom_control":        "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n",
 		"memory" + group + "/memory.usage_in_bytes":     "1048576\n",
 		"memory" + group + "/memory.max_usage_in_bytes": "2097152\n",
@@ -106,7 +106,7 @@ func TestOpenV1(t *testing.T) {
 				t.Fatalf("OpenAt: %v", err)
 			}
 			want := cgroup.Snapshot{
-				Version: 1, CPUUsageNs: 5000000, MemoryUsage: 1 << 20, MemoryMaxUsage: 2 << 20,
+				Version: 1, CPUUsageNs: 5000000, MemoryUsage: 1 << 20, MemoryCache: 8192, MemoryMaxUsage: 2 << 20,
 				MemoryLimit: 512 << 20, OOMKills: 3, HasOOMKills: true, PidsCurrent: 7, PidsLimit: 256,
 			}
 			if got := a.Snapshot(); got != want {
@@ -157,7 +157,7 @@ func TestOpenV1Old(t *testing.T) {
 func TestOpenV2(t *testing.T) {
 	files := map[string]string{
 		"cpu.stat":       "usage_usec 1500\nuser_usec 1000\nsystem_usec 500\n",
-		"memory.stat":    "anon 4096\nfile 0\n",
+		"memory.stat":    "anon 4096\nfile 12288\n",
 		"memory.current": "1048576\n",
 		"memory.peak":    "3145728\n",
 		"memory.max":     "1073741824\n",
@@ -186,7 +186,7 @@ func TestOpenV2(t *testing.T) {
 				t.Fatalf("OpenAt: %v", err)
 			}
 			want := cgroup.Snapshot{
-				Version: 2, CPUUsageNs: 1500000, MemoryUsage: 1 << 20, MemoryMaxUsage: 3 << 20,
+				Version: 2, CPUUsageNs: 1500000, MemoryUsage: 1 << 20, MemoryCache: 12288, MemoryMaxUsage: 3 << 20,
 				MemoryLimit: 1 << 30, OOMKills: 2, HasOOMKills: true, PidsCurrent: 3,
 			}
 			if got := a.Snapshot(); got != want {

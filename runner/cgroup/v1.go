@@ -72,6 +72,7 @@ func (r *v1) snapshot() (Snapshot, error) {
 	}
 	if m.Memory != nil && m.Memory.Usage != nil {
 		s.MemoryUsage = int64(m.Memory.Usage.Usage)
+		s.MemoryCache = int64(max(m.Memory.TotalCache, m.Memory.Cache)) // total_ counts the group's children, as usage does
 		s.MemoryMaxUsage = int64(m.Memory.Usage.Max)
 		s.MemoryLimit = limit(m.Memory.Usage.Limit)
 	}

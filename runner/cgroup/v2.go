@@ -59,6 +59,7 @@ func (r *v2) snapshot() (Snapshot, error) {
 	}
 	if m.Memory != nil {
 		s.MemoryUsage = int64(m.Memory.Usage)
+		s.MemoryCache = int64(m.Memory.File)
 		s.MemoryMaxUsage = int64(m.Memory.MaxUsage) // memory.peak: Linux 5.19 and later
 		s.MemoryLimit = limit(m.Memory.UsageLimit)
 	}

@@ -13,11 +13,16 @@ type output struct {
 	total int64
 }
 
-func (o *output) add(p []byte, limit int) {
+// add counts p and keeps what fits under limit, which it returns.
+func (o *output) add(p []byte, limit int) []byte {
 	o.total += int64(len(p))
-	if room := limit - len(o.data); room > 0 {
-		o.data = append(o.data, p[:min(room, len(p))]...)
+	room := limit - len(o.data)
+	if room <= 0 {
+		return nil
 	}
+	kept := p[:min(room, len(p))]
+	o.data = append(o.data, kept...)
+	return kept
 }
 
 func (o output) truncated() bool { return o.total > int64(len(o.data)) }
@@ -28,6 +33,11 @@ func (o output) truncated() bool { return o.total > int64(len(o.data)) }
 // interpreter never blocks on a full pipe, and what is beyond the cap is
 // counted and dropped. Output written between cells (by a thread or a
 // child process of an earlier cell) goes to the next cell.
+//
+// A streamed cell's output also goes to its sink as it is read, within
+// the cap: the sink is called with the lock held, so everything before
+// the fence has reached it before the fence is seen, and nothing reaches
+// it after take.
 type capture struct {
 	limit int
 
@@ -37,6 +47,7 @@ type capture struct {
 	fence  []byte        // the armed cell's fence; nil when none is armed
 	held   []byte        // a tail of cur that may be the start of the fence
 	fenced chan struct{} // closed when the armed cell's fence arrives
+	sink   func([]byte)  // the armed cell's sink; nil when it is not streamed
 	eof    chan struct{} // closed when the pipe is at end of file or closed
 }
 
@@ -60,12 +71,22 @@ func (c *capture) run(r io.Reader) {
 }
 
 // arm starts a cell whose output ends at fence, and returns the channel
-// closed when the fence arrives.
-func (c *capture) arm(fence []byte) <-chan struct{} {
+// closed when the fence arrives. sink, when not nil, is given the cell's
+// output as it is read, starting with what was read since the last
+// cell; it must not keep the slice it is given.
+func (c *capture) arm(fence []byte, sink func([]byte)) <-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.fence, c.done, c.fenced = fence, nil, make(chan struct{})
+	c.fence, c.done, c.fenced, c.sink = fence, nil, make(chan struct{}), sink
+	c.emit(c.cur.data)
 	return c.fenced
+}
+
+// emit passes p to the armed cell's sink, if it has one.
+func (c *capture) emit(p []byte) {
+	if c.sink != nil && len(p) > 0 {
+		c.sink(p)
+	}
 }
 
 // feed adds p to the current cell's output, cutting it at the fence.
@@ -79,15 +100,15 @@ func (c *capture) feed(p []byte) {
 	data := append(c.held, p...)
 	c.held = nil
 	if i := bytes.Index(data, c.fence); i >= 0 {
-		c.cur.add(data[:i], c.limit)
+		c.emit(c.cur.add(data[:i], c.limit))
 		done, rest := c.cur, data[i+len(c.fence):]
-		c.done, c.cur, c.fence = &done, output{}, nil
+		c.done, c.cur, c.fence, c.sink = &done, output{}, nil, nil
 		close(c.fenced)
 		c.cur.add(rest, c.limit)
 		return
 	}
 	keep := len(data) - fencePrefix(data, c.fence)
-	c.cur.add(data[:keep], c.limit)
+	c.emit(c.cur.add(data[:keep], c.limit))
 	c.held = append([]byte(nil), data[keep:]...)
 }
 
@@ -101,9 +122,9 @@ func (c *capture) take() output {
 		c.done = nil
 		return o
 	}
-	c.cur.add(c.held, c.limit)
+	c.emit(c.cur.add(c.held, c.limit))
 	o := c.cur
-	c.cur, c.held, c.fence = output{}, nil, nil
+	c.cur, c.held, c.fence, c.sink = output{}, nil, nil, nil
 	return o
 }
 

@@ -1,6 +1,7 @@
 package interp
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -8,6 +9,8 @@ import (
 	"errors"
 	"os"
 	"time"
+
+	"github.com/sandgate/sandgate/runner/protocol"
 )
 
 // fenceWait bounds the wait for a cell's fences after its reply. The
@@ -34,11 +37,15 @@ type cellEnd struct {
 	stdout, stderr output
 }
 
-// cell runs code in ip and collects its output.
-func (m *Manager) cell(ctx context.Context, ip *interp, code string, deadline time.Time) cellEnd {
+// cell runs code in ip and collects its output; emit, when not nil, is
+// given it as stdout and stderr events while the cell runs.
+func (m *Manager) cell(ctx context.Context, ip *interp, code string, deadline time.Time, emit func(protocol.Event)) cellEnd {
 	ip.cells++
 	fence := "\x00sandgate-fence-" + randomHex(16) + "\x00"
-	fenced := []<-chan struct{}{ip.stdout.arm([]byte(fence)), ip.stderr.arm([]byte(fence))}
+	fenced := []<-chan struct{}{
+		ip.stdout.arm([]byte(fence), sink(emit, protocol.EventStdout)),
+		ip.stderr.arm([]byte(fence), sink(emit, protocol.EventStderr)),
+	}
 	ip.before = m.opts.Accounting.OOMKills()
 	var e cellEnd
 	if err := send(ip.requests, request{Cell: ip.cells, Code: code, Fence: fence}, deadline); err != nil {
@@ -145,6 +152,15 @@ func waitFences(ip *interp, fenced []<-chan struct{}) bool {
 		}
 	}
 	return true
+}
+
+// sink turns a stream's output into events of type typ for emit; nil
+// when there is no emit.
+func sink(emit func(protocol.Event), typ protocol.EventType) func([]byte) {
+	if emit == nil {
+		return nil
+	}
+	return func(p []byte) { emit(protocol.Event{Type: typ, Data: bytes.Clone(p)}) }
 }
 
 func randomHex(n int) string {

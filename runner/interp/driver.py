@@ -185,6 +185,16 @@ def main():
     # Private copies of the output pipes: the fence reaches the runner even
     # if the user redirects fd 1 or fd 2.
     fence_fds = (os.dup(1), os.dup(2))
+    # Line-buffered, as on a terminal: a print reaches the runner in one
+    # write at its newline instead of one per piece, so that a streamed
+    # cell's output arrives in whole lines as it is printed. A partial
+    # line goes when the cell flushes it or ends (_flush). Child
+    # processes keep PYTHONUNBUFFERED.
+    for f in (sys.stdout, sys.stderr):
+        try:
+            f.reconfigure(line_buffering=True, write_through=False)
+        except (AttributeError, ValueError):
+            pass
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     warnings.filterwarnings("ignore", message=r"(?s).*(non-interactive|non-GUI backend)")

@@ -21,7 +21,17 @@ const (
 )
 
 // Run executes one cell in the interpreter, starting one first when there
-// is none (Restarted and Message say so when an earlier one died).
+// is none (Restarted and Message say so when an earlier one died). It is
+// Stream without events: the output comes in the result.
+func (m *Manager) Run(ctx context.Context, req protocol.InterpRequest) (protocol.InterpResult, error) {
+	req.Stream = false
+	return m.Stream(ctx, req, nil)
+}
+
+// Stream executes one cell as Run does; when req.Stream is set, the
+// cell's output goes to emit as stdout and stderr events as the
+// interpreter writes it (within the same caps), and the result's Stdout
+// and Stderr are left empty.
 //
 // The call's timeout (req.TimeoutMs, or DefaultTimeout) covers its wait for the turn and the cell. When it passes,
 // or ctx ends, the interpreter gets a SIGINT, which raises
@@ -30,7 +40,7 @@ const (
 // started. Errors are *protocol.Error when the request is at fault;
 // everything that happens to the cell, including the interpreter's
 // death, is a result.
-func (m *Manager) Run(ctx context.Context, req protocol.InterpRequest) (protocol.InterpResult, error) {
+func (m *Manager) Stream(ctx context.Context, req protocol.InterpRequest, emit func(protocol.Event)) (protocol.InterpResult, error) {
 	if err := checkLanguage(req.Language); err != nil {
 		return protocol.InterpResult{}, err
 	}
@@ -55,8 +65,13 @@ func (m *Manager) Run(ctx context.Context, req protocol.InterpRequest) (protocol
 	if res.Message != "" {
 		notes = append(notes, res.Message)
 	}
-	e := m.cell(ctx, ip, req.Code, deadline)
-	res.Stdout, res.Stderr = string(e.stdout.data), string(e.stderr.data)
+	if !req.Stream {
+		emit = nil
+	}
+	e := m.cell(ctx, ip, req.Code, deadline, emit)
+	if emit == nil {
+		res.Stdout, res.Stderr = string(e.stdout.data), string(e.stderr.data)
+	}
 	res.TimedOut = e.timedOut
 	switch e.how {
 	case replied:

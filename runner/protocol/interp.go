@@ -3,7 +3,7 @@ package protocol
 // Stateful interpreter operations. One long-lived interpreter per sandbox
 // (Python today) keeps variables, imports and definitions between calls.
 const (
-	OpInterpRun     Op = "interp.run"     // InterpRequest → InterpResult
+	OpInterpRun     Op = "interp.run"     // InterpRequest → InterpResult (with Stream: stdout and stderr events first)
 	OpInterpRestart Op = "interp.restart" // InterpRestartRequest → InterpResult (fresh interpreter; Restarted true)
 )
 
@@ -12,7 +12,15 @@ type InterpRequest struct {
 	Language  string `json:"language"` // "python"
 	Code      string `json:"code"`
 	TimeoutMs int64  `json:"timeout_ms,omitempty"`
+	// Stream asks for the cell's output as stdout and stderr events while
+	// it runs; the result's Stdout and Stderr are then empty. Only for a
+	// runner that announces FeatureInterpStream: another refuses the
+	// field.
+	Stream bool `json:"stream,omitempty"`
 }
+
+// FeatureInterpStream: interp.run honours InterpRequest.Stream.
+const FeatureInterpStream = "interp-stream"
 
 // InterpRestartRequest names the interpreter to restart.
 type InterpRestartRequest struct {

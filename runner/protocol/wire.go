@@ -91,6 +91,7 @@ type Info struct {
 	CgroupVersion  int    `json:"cgroup_version"` // 0 when no cgroup is readable
 	MemoryLimit    int64  `json:"memory_limit_bytes,omitempty"`
 	MemoryUsage    int64  `json:"memory_usage_bytes,omitempty"`
+	MemoryCache    int64  `json:"memory_cache_bytes,omitempty"` // of MemoryUsage, the page cache (tmpfs included)
 	CPUUsageMs     int64  `json:"cpu_usage_ms,omitempty"`
 	PidsCurrent    int64  `json:"pids_current,omitempty"`
 	PidsLimit      int64  `json:"pids_limit,omitempty"`

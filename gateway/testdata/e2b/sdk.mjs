@@ -1,15 +1,23 @@
 // Drives a Sandgate gateway with the unmodified E2B SDKs, pointed at it by
 // E2B_API_URL, E2B_SANDBOX_URL and E2B_API_KEY; E2B_OTHER_KEY belongs to
-// another tenant. Prints a JSON report; exits non-zero when a check failed.
+// another tenant. With SDK_CORE_ONLY=1 it drives e2b alone, without the
+// code interpreter. Prints a JSON report; exits non-zero when a check
+// failed.
 import crypto from 'node:crypto'
+import fs from 'node:fs'
 import { createRequire } from 'node:module'
-import { Sandbox } from '@e2b/code-interpreter'
 import { CommandExitError } from 'e2b'
 
+const coreOnly = process.env.SDK_CORE_ONLY === '1'
+const { Sandbox } = coreOnly ? await import('e2b') : await import('@e2b/code-interpreter')
 const require = createRequire(import.meta.url)
 const report = {
   sdk: require('e2b/package.json').version,
-  interpreterSdk: require('@e2b/code-interpreter/package.json').version,
+  interpreterSdk: coreOnly ? '' : require('@e2b/code-interpreter/package.json').version,
+  nestedSdk: (() => {
+    const nested = new URL('./node_modules/@e2b/code-interpreter/node_modules/e2b/package.json', import.meta.url)
+    return fs.existsSync(nested) ? JSON.parse(fs.readFileSync(nested, 'utf8')).version : ''
+  })(),
   steps: [],
   failures: [],
 }
@@ -109,8 +117,29 @@ async function code(sbx) {
   const chart = await sbx.runCode('import matplotlib.pyplot as plt\nplt.plot([1, 2, 3], [4, 1, 9])\nplt.show()')
   const png = chart.results.find((r) => r.png)
   check(png && Buffer.from(png.png, 'base64').subarray(1, 4).toString() === 'PNG', 'runCode returns a matplotlib chart as PNG', chart.results.map((r) => r.formats()))
+  await streamed(sbx)
   const err = await sbx.runCode('1 / 0')
   check(err.error && err.error.name === 'ZeroDivisionError' && err.error.traceback.includes('ZeroDivisionError'), 'runCode reports an error with name and traceback', err.error)
+}
+
+// streamed: runCode's onStdout sees a line while the cell still runs.
+// The cell prints, then waits (up to 30 s, within the cell timeout) for
+// a file that only the onStdout handler writes, then prints again; with
+// output sent at the end, it would give up first.
+async function streamed(sbx) {
+  const seen = []
+  let wrote
+  const cell = await sbx.runCode(
+    "import os, time\nprint('first')\nfor _ in range(300):\n    if os.path.exists('/workspace/gate'):\n        break\n    time.sleep(0.1)\nelse:\n    print('gave up')\nprint('second')",
+    {
+      onStdout: (m) => {
+        seen.push(m.line)
+        if (m.line === 'first\n') wrote = sbx.files.write('/workspace/gate', 'go')
+      },
+    })
+  await wrote
+  check(cell.logs.stdout.join('') === 'first\nsecond\n' && seen.join('') === 'first\nsecond\n',
+    'runCode streams a line to onStdout while the cell runs', { stdout: cell.logs.stdout, seen })
 }
 
 async function lifecycle(sbx) {
@@ -146,7 +175,8 @@ async function lifecycle(sbx) {
   try {
     await Sandbox.getMetrics(sbx.sandboxId, other)
   } catch (e) {
-    foreignMetrics = e.name
+    // SDKs before 2.30 report the 404 as a plain SandboxError.
+    foreignMetrics = e.name === 'SandboxError' && e.message.startsWith('404') ? 'NotFoundError' : e.name
   }
   check(foreignMetrics === 'SandboxNotFoundError' || foreignMetrics === 'NotFoundError', 'another tenant cannot read its metrics', foreignMetrics)
   const otherPage = await Sandbox.list(other).nextItems()
@@ -165,7 +195,7 @@ async function lifecycle(sbx) {
 try {
   const sbx = await Sandbox.create({ timeoutMs: 300_000, metadata: { suite: 'sdk' } })
   report.sandboxId = sbx.sandboxId
-  for (const part of [commands, files, code, lifecycle]) {
+  for (const part of coreOnly ? [commands, files, lifecycle] : [commands, files, code, lifecycle]) {
     try {
       await part(sbx)
     } catch (e) {
