@@ -86,7 +86,9 @@ func TestLocalDefaultSandbox(t *testing.T) {
 
 	// Idle past the TTL: the sweep removes it and the next call says so.
 	tg.gw.Sweep(time.Now().Add(2 * time.Hour))
-	res = mustOK(t, "run_shell", call(t, a, "run_shell", map[string]any{"command": "ls /workspace"}))
+	// "ls", not "ls /workspace": the in-process provider's runner runs on
+	// the host, where /workspace is no path of its own.
+	res = mustOK(t, "run_shell", call(t, a, "run_shell", map[string]any{"command": "ls"}))
 	ids := noteID(t, res, replacedDefault)
 	if ids[0] != id || ids[1] == id {
 		t.Fatalf("replacement note names %v, want %s replaced by a new one", ids, id)
