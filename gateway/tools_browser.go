@@ -166,7 +166,7 @@ func browserTools() []toolDef {
 			}, pageText),
 		browserTool("browser_wait_for", "Wait for text to appear, for a selector to match, or for a number of seconds.", true, false, summarize("text", "selector"),
 			func(a browserWaitForArgs) protocol.BrowserRequest {
-				return protocol.BrowserRequest{Action: protocol.BrowserWaitFor, WaitText: a.Text, WaitSelector: a.Selector, WaitMs: int64(a.Time * 1000)}
+				return protocol.BrowserRequest{Action: protocol.BrowserWaitFor, WaitText: a.Text, WaitSelector: a.Selector, WaitMs: millis(a.Time)}
 			}, pageText),
 		{category: catBrowser, needsBox: true, summary: target, run: runBrowserScreenshot,
 			tool: mcp.NewTool("browser_screenshot", mcp.WithInputSchema[browserScreenshotArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),

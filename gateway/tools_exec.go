@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -49,17 +50,38 @@ func execTools() []toolDef {
 }
 
 // timeoutMs converts the timeout argument, refusing nonsense rather than
-// guessing.
+// guessing; 0, or more than the call timeout, is the call timeout.
 func (c *call) timeoutMs(seconds float64) (int64, error) {
-	limit := c.g.cfg.Limits.CallTimeout
+	d, err := secondsUpTo(seconds, c.g.cfg.Limits.CallTimeout)
+	return d.Milliseconds(), err
+}
+
+// millis converts seconds to milliseconds, saturating where int64 ends
+// (the runner then says the wait is longer than the call may last);
+// negative stays negative, which the runner refuses.
+func millis(seconds float64) int64 {
+	if ms := seconds * 1000; ms < math.MaxInt64 {
+		return int64(ms)
+	}
+	return math.MaxInt64
+}
+
+// secondsUpTo converts a timeout argument of seconds into a Duration of
+// at most limit; 0, or anything above limit, is limit. The comparison is
+// made on the float, before any conversion: a float beyond int64's range
+// converts to an unspecified Duration (math.MinInt64 on amd64), which
+// would slip under any limit.
+func secondsUpTo(seconds float64, limit time.Duration) (time.Duration, error) {
 	if seconds < 0 {
 		return 0, fmt.Errorf("timeout %v is negative; give seconds, e.g. 30", seconds)
 	}
-	d := time.Duration(seconds * float64(time.Second))
-	if d == 0 || d > limit {
-		d = limit
+	if seconds >= limit.Seconds() {
+		return limit, nil
 	}
-	return d.Milliseconds(), nil
+	if d := time.Duration(seconds * float64(time.Second)); d > 0 {
+		return d, nil
+	}
+	return limit, nil
 }
 
 func runShell(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
@@ -72,8 +94,14 @@ func runShell(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
 		return nil, fmt.Errorf("command is empty; pass the shell command to run")
 	}
 	if a.Background {
-		if a.Timeout > 0 {
-			req.TimeoutMs = int64(a.Timeout * 1000)
+		// A background process may run as long as its sandbox; a
+		// timeout above that means the same.
+		if a.Timeout != 0 {
+			d, err := secondsUpTo(a.Timeout, c.g.cfg.Limits.MaxLifetime)
+			if err != nil {
+				return nil, err
+			}
+			req.TimeoutMs = d.Milliseconds()
 		}
 		var info protocol.ProcessInfo
 		if err := c.runner.Call(ctx, protocol.OpProcessStart, req, &info); err != nil {

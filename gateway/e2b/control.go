@@ -124,11 +124,12 @@ func (a *API) create(w http.ResponseWriter, r *http.Request) {
 	}
 	req := CreateRequest{Template: body.TemplateID, Metadata: body.Metadata}
 	if body.Timeout != nil {
-		if *body.Timeout <= 0 {
-			replyErrorStatus(w, http.StatusBadRequest, "timeout must be a positive number of seconds")
+		d, err := seconds("timeout", *body.Timeout, 1, maxTimeoutSeconds)
+		if err != nil {
+			replyErrorStatus(w, http.StatusBadRequest, err.Error())
 			return
 		}
-		req.Timeout = time.Duration(*body.Timeout) * time.Second
+		req.Timeout = d
 	}
 	if problem := body.unsupported(); problem != "" {
 		replyErrorStatus(w, http.StatusBadRequest, problem)
@@ -179,7 +180,12 @@ func (a *API) setTimeout(w http.ResponseWriter, r *http.Request) {
 		replyErrorStatus(w, http.StatusBadRequest, "timeout (seconds) is required")
 		return
 	}
-	if _, err := a.backend.SetTimeout(r.Context(), r.PathValue("id"), time.Duration(*body.Timeout)*time.Second); err != nil {
+	d, err := seconds("timeout", *body.Timeout, 1, maxTimeoutSeconds)
+	if err != nil {
+		replyErrorStatus(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if _, err := a.backend.SetTimeout(r.Context(), r.PathValue("id"), d); err != nil {
 		a.fail(w, err)
 		return
 	}
@@ -195,11 +201,15 @@ func (a *API) refresh(w http.ResponseWriter, r *http.Request) {
 	if !decodeBody(w, r, &body) {
 		return
 	}
-	d := int64(60)
+	d := time.Minute
 	if body.Duration != nil {
-		d = *body.Duration
+		var err error
+		if d, err = seconds("duration", *body.Duration, 1, maxRefreshSeconds); err != nil {
+			replyErrorStatus(w, http.StatusBadRequest, err.Error())
+			return
+		}
 	}
-	if _, err := a.backend.SetTimeout(r.Context(), r.PathValue("id"), time.Duration(d)*time.Second); err != nil {
+	if _, err := a.backend.SetTimeout(r.Context(), r.PathValue("id"), d); err != nil {
 		a.fail(w, err)
 		return
 	}
@@ -217,8 +227,13 @@ func (a *API) connect(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	var s Sandbox
 	var err error
-	if body.Timeout != nil && *body.Timeout > 0 {
-		s, err = a.backend.SetTimeout(r.Context(), id, time.Duration(*body.Timeout)*time.Second)
+	if body.Timeout != nil && *body.Timeout != 0 { // 0: keep the timeout it has
+		d, bad := seconds("timeout", *body.Timeout, 1, maxTimeoutSeconds)
+		if bad != nil {
+			replyErrorStatus(w, http.StatusBadRequest, bad.Error())
+			return
+		}
+		s, err = a.backend.SetTimeout(r.Context(), id, d)
 	} else {
 		s, err = a.backend.Get(r.Context(), id)
 	}

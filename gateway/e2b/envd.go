@@ -59,7 +59,8 @@ func keepaliveInterval(h http.Header) time.Duration {
 	if err != nil || s <= 0 {
 		return defaultKeepalive
 	}
-	return min(max(time.Duration(s)*time.Second, minKeepalive), maxKeepalive)
+	// Clamped as a count first: a large one would overflow the Duration.
+	return time.Duration(min(s, int(maxKeepalive/time.Second))) * time.Second
 }
 
 // connectError gives err the Connect code the SDKs act on (NotFound
