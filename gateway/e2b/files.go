@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/sandgate/sandgate/auth"
 	"github.com/sandgate/sandgate/runner/protocol"
@@ -41,6 +42,10 @@ func (a *API) download(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.Query().Get("path")
 	if path == "" {
 		replyErrorStatus(w, http.StatusBadRequest, "the path query parameter is missing; pass the file's path, e.g. /files?path=/workspace/data.csv")
+		return
+	}
+	if err := checkPath(path); err != nil {
+		replyError(w, err)
 		return
 	}
 	rn, err := a.open(r.Context(), r.Header)
@@ -145,4 +150,14 @@ func readChunk(ctx context.Context, c *protocol.Client, path string, off int64) 
 		return nil, res, fmt.Errorf("decode %s's content from the runner: %w", path, err)
 	}
 	return data, res, nil
+}
+
+// checkPath refuses a path that is not UTF-8. Paths cross the runner
+// protocol as JSON, whose encoder replaces each invalid byte with U+FFFD:
+// the file read or written would be another one than the client named.
+func checkPath(p string) error {
+	if !utf8.ValidString(p) {
+		return fmt.Errorf("path %q is not valid UTF-8; name the file in UTF-8 (percent-encode its bytes in the URL): %w", p, ErrInvalid)
+	}
+	return nil
 }

@@ -31,6 +31,9 @@ var formNameUnescaper = strings.NewReplacer("%22", `"`, "%0D", "\r", "%0A", "\n"
 // uploadFile writes src to p in the sandbox as one runner call. size is
 // the byte count when known (for the audit record), else -1.
 func (a *API) uploadFile(ctx context.Context, rn Runner, p string, src io.Reader, size int64) (writeInfo, error) {
+	if err := checkPath(p); err != nil {
+		return writeInfo{}, err
+	}
 	summary := map[string]any{"path": p}
 	if size >= 0 {
 		summary["bytes"] = size

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -106,6 +107,14 @@ func (s *Service) openFile(op, name, path string) (*os.File, fs.FileInfo, error)
 // file; else it closes it and says what it is.
 func (s *Service) openChecked(op, name, path string, open func(string) (*os.File, error)) (*os.File, fs.FileInfo, error) {
 	f, err := open(path)
+	if errors.Is(err, syscall.ENXIO) {
+		// A socket cannot be opened at all (nor a device without a
+		// driver): say what it is, as for anything else not a file.
+		if fi, serr := os.Stat(path); serr == nil && !fi.Mode().IsRegular() {
+			return nil, nil, protocol.Errorf(protocol.CodeInvalid,
+				"%s %s: is a %s, not a regular file; only regular files can be read or edited", op, name, describe(fi.Mode()))
+		}
+	}
 	if err != nil {
 		return nil, nil, s.fsError(op, name, err)
 	}
