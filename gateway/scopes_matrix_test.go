@@ -151,6 +151,86 @@ func documentedToolScope(name string) string {
 	return ""
 }
 
+// scopeRow is one request of the matrix and the scope the documentation
+// says it needs.
+type scopeRow struct {
+	name   string
+	legacy bool   // sent on a legacy session (methods 2026-07-28 removed)
+	body   string // modernBody, or legacyBody for a legacy row
+	need   string // the documented scope; "" for none
+	// shown, when set, tells whether the answer holds what only a token
+	// of shownWith ("" for any) may see.
+	shown     func(probeResult) bool
+	shownWith string
+	atAck     func() bool // see probe
+}
+
+// methodRows are the matrix's rows for every method but tools/call, on
+// the sandbox id holding README.md; *fresh is a sandbox that only the
+// current subtest's listen may watch.
+func methodRows(og *oauthGateway, id string, fresh *string) []scopeRow {
+	const template = "sandbox://{sandbox_id}/{+path}"
+	fileURI := "sandbox://" + id + "/README.md"
+	listen := func(f map[string]any) string {
+		return modernBody("subscriptions/listen", map[string]any{"notifications": f})
+	}
+	complete := func(ref map[string]any, arg, value string, ctx map[string]any) string {
+		return modernBody("completion/complete", map[string]any{"ref": ref, "argument": map[string]any{"name": arg, "value": value}, "context": map[string]any{"arguments": ctx}})
+	}
+	resourceRef := map[string]any{"type": "ref/resource", "uri": template}
+	prompt := func(name string) map[string]any { return map[string]any{"type": "ref/prompt", "name": name} }
+	contains := func(s string) func(probeResult) bool {
+		return func(r probeResult) bool { return strings.Contains(r.body, s) }
+	}
+	return []scopeRow{
+		{name: "tools/list", body: modernBody("tools/list", map[string]any{}), shown: contains(`"matrix_custom"`)},
+		{name: "prompts/list", body: modernBody("prompts/list", map[string]any{})},
+		{name: "resources/templates/list", body: modernBody("resources/templates/list", map[string]any{})},
+		{name: "resources/read sandbox", body: modernBody("resources/read", map[string]any{"uri": fileURI}), need: auth.ScopeFilesRead},
+		{name: "resources/read audit", body: modernBody("resources/read", map[string]any{"uri": auditURI}), need: auth.ScopeAudit},
+		{name: "resources/subscribe sandbox", legacy: true, body: legacyBody("resources/subscribe", map[string]any{"uri": fileURI}), need: auth.ScopeFilesRead},
+		{name: "resources/subscribe audit", legacy: true, body: legacyBody("resources/subscribe", map[string]any{"uri": auditURI}), need: auth.ScopeAudit},
+		{name: "subscriptions/listen file", body: listen(map[string]any{"resourceSubscriptions": []string{fileURI}}), need: auth.ScopeFilesRead},
+		{name: "subscriptions/listen audit", body: listen(map[string]any{"resourceSubscriptions": []string{auditURI}}), need: auth.ScopeAudit},
+		{name: "subscriptions/listen tools", body: listen(map[string]any{"toolsListChanged": true})},
+		{name: "completion sandbox path", body: complete(resourceRef, "path", "READ", map[string]any{"sandbox_id": id}), need: auth.ScopeFilesRead},
+		{name: "completion sandbox id", body: complete(resourceRef, "sandbox_id", "", nil), need: auth.ScopeFilesRead},
+		{name: "completion prompt repo", body: complete(prompt("run-tests"), "repo", "", map[string]any{"sandbox_id": id}), need: auth.ScopeFilesRead},
+		{name: "completion prompt sandbox id", body: complete(prompt("debug-command"), "sandbox_id", "", nil)},
+		{name: "completion prompt url", body: complete(prompt("capture-page"), "url", "http", nil)},
+		{name: "logging/setLevel", legacy: true, body: legacyBody("logging/setLevel", map[string]any{"level": "info"})},
+		{name: "ping", legacy: true, body: legacyBody("ping", map[string]any{})},
+		// Open to every token, with what needs a scope left out.
+		{name: "resources/list files", body: modernBody("resources/list", map[string]any{}), shown: contains(fileURI), shownWith: auth.ScopeFilesRead},
+		{name: "resources/list audit", body: modernBody("resources/list", map[string]any{}), shown: contains(auditURI), shownWith: auth.ScopeAudit},
+		{name: "prompts/get run-tests README", body: modernBody("prompts/get", map[string]any{"name": "run-tests", "arguments": map[string]any{"sandbox_id": id}}),
+			shown: contains("# matrix"), shownWith: auth.ScopeFilesRead},
+		// Watching the list of a sandbox made for the subtest, which no
+		// stream of an earlier subtest, closing as this one runs, watches.
+		{name: "subscriptions/listen workspace", body: listen(map[string]any{"resourcesListChanged": true}),
+			atAck: func() bool { return og.gw.WatchSubscribers(*fresh) > 0 }, shown: func(r probeResult) bool { return r.during }, shownWith: auth.ScopeFilesRead},
+	}
+}
+
+const auditURI = "audit://me/recent"
+
+// toolRows are the matrix's tools/call rows, one per listed tool. Each
+// passes an argument no schema declares, so an allowed call is refused
+// as invalid arguments before it reaches a sandbox.
+func toolRows(t *testing.T, tools []mcp.Tool) []scopeRow {
+	var rows []scopeRow
+	for _, tool := range tools {
+		need := documentedToolScope(tool.Name)
+		if need == "" {
+			t.Errorf("tool %s has no documented scope: add it to the README's table and documentedToolScope", tool.Name)
+			continue
+		}
+		rows = append(rows, scopeRow{name: "tools/call " + tool.Name, need: need,
+			body: modernBody("tools/call", map[string]any{"name": tool.Name, "arguments": map[string]any{"scope_matrix_probe": true}})})
+	}
+	return rows
+}
+
 // TestLocalScopeMatrix calls every MCP method the gateway serves, and
 // every tool, with a token of each single scope, and checks the answer
 // against the documented matrix (README, "Authentication"): a method that
@@ -166,71 +246,12 @@ func TestLocalScopeMatrix(t *testing.T) {
 	owner := modernBearerClient(t, og.URL, all)
 	id := newSandboxID(t, owner)
 	write(t, owner, id, "README.md", "# matrix\n", "")
-	fileURI := "sandbox://" + id + "/README.md"
-	var fresh string // a sandbox made in each subtest
-
 	tools, err := owner.ListTools(t.Context(), mcp.ListToolsRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	type row struct {
-		name   string
-		legacy bool   // sent on a legacy session (methods 2026-07-28 removed)
-		body   string // for a legacy row, legacyBody
-		need   string // the documented scope; "" for none
-		shown  func(probeResult) bool
-		atAck  func() bool // see probe
-	}
-	rows := []row{
-		{name: "tools/list", body: modernBody("tools/list", map[string]any{}),
-			shown: func(r probeResult) bool { return strings.Contains(r.body, `"matrix_custom"`) && strings.Contains(r.body, `"audit_log"`) }},
-		{name: "prompts/list", body: modernBody("prompts/list", map[string]any{})},
-		{name: "resources/templates/list", body: modernBody("resources/templates/list", map[string]any{})},
-		{name: "resources/read sandbox", body: modernBody("resources/read", map[string]any{"uri": fileURI}), need: auth.ScopeFilesRead},
-		{name: "resources/read audit", body: modernBody("resources/read", map[string]any{"uri": "audit://me/recent"}), need: auth.ScopeAudit},
-		{name: "resources/subscribe sandbox", legacy: true, body: legacyBody("resources/subscribe", map[string]any{"uri": fileURI}), need: auth.ScopeFilesRead},
-		{name: "resources/subscribe audit", legacy: true, body: legacyBody("resources/subscribe", map[string]any{"uri": "audit://me/recent"}), need: auth.ScopeAudit},
-		{name: "subscriptions/listen file", body: modernBody("subscriptions/listen", map[string]any{"notifications": map[string]any{"resourceSubscriptions": []string{fileURI}}}), need: auth.ScopeFilesRead},
-		{name: "subscriptions/listen audit", body: modernBody("subscriptions/listen", map[string]any{"notifications": map[string]any{"resourceSubscriptions": []string{"audit://me/recent"}}}), need: auth.ScopeAudit},
-		{name: "subscriptions/listen tools", body: modernBody("subscriptions/listen", map[string]any{"notifications": map[string]any{"toolsListChanged": true}})},
-		{name: "completion sandbox path", body: modernBody("completion/complete", map[string]any{"ref": map[string]any{"type": "ref/resource", "uri": "sandbox://{sandbox_id}/{+path}"},
-			"argument": map[string]any{"name": "path", "value": "READ"}, "context": map[string]any{"arguments": map[string]any{"sandbox_id": id}}}), need: auth.ScopeFilesRead},
-		{name: "completion sandbox id", body: modernBody("completion/complete", map[string]any{"ref": map[string]any{"type": "ref/resource", "uri": "sandbox://{sandbox_id}/{+path}"},
-			"argument": map[string]any{"name": "sandbox_id", "value": ""}}), need: auth.ScopeFilesRead},
-		{name: "completion prompt repo", body: modernBody("completion/complete", map[string]any{"ref": map[string]any{"type": "ref/prompt", "name": "run-tests"},
-			"argument": map[string]any{"name": "repo", "value": ""}, "context": map[string]any{"arguments": map[string]any{"sandbox_id": id}}}), need: auth.ScopeFilesRead},
-		{name: "completion prompt sandbox id", body: modernBody("completion/complete", map[string]any{"ref": map[string]any{"type": "ref/prompt", "name": "debug-command"},
-			"argument": map[string]any{"name": "sandbox_id", "value": ""}})},
-		{name: "completion prompt url", body: modernBody("completion/complete", map[string]any{"ref": map[string]any{"type": "ref/prompt", "name": "capture-page"},
-			"argument": map[string]any{"name": "url", "value": "http"}})},
-		{name: "logging/setLevel", legacy: true, body: legacyBody("logging/setLevel", map[string]any{"level": "info"})},
-		{name: "ping", legacy: true, body: legacyBody("ping", map[string]any{})},
-		// Open to every token, with what needs a scope left out.
-		{name: "resources/list files", body: modernBody("resources/list", map[string]any{}),
-			shown: func(r probeResult) bool { return strings.Contains(r.body, fileURI) }},
-		{name: "resources/list audit", body: modernBody("resources/list", map[string]any{}),
-			shown: func(r probeResult) bool { return strings.Contains(r.body, "audit://me/recent") }},
-		{name: "prompts/get run-tests README", body: modernBody("prompts/get", map[string]any{"name": "run-tests", "arguments": map[string]any{"sandbox_id": id}}),
-			shown: func(r probeResult) bool { return strings.Contains(r.body, "# matrix") }},
-		// Watching the list of a sandbox made for the subtest, which no
-		// stream of an earlier subtest, closing as this one runs, watches.
-		{name: "subscriptions/listen workspace", body: modernBody("subscriptions/listen", map[string]any{"notifications": map[string]any{"resourcesListChanged": true}}),
-			atAck: func() bool { return og.gw.WatchSubscribers(fresh) > 0 }, shown: func(r probeResult) bool { return r.during }},
-	}
-	shownWith := map[string]string{"resources/list files": auth.ScopeFilesRead, "resources/list audit": auth.ScopeAudit,
-		"prompts/get run-tests README": auth.ScopeFilesRead, "subscriptions/listen workspace": auth.ScopeFilesRead, "tools/list": ""}
-	for _, tool := range tools.Tools {
-		need := documentedToolScope(tool.Name)
-		if need == "" {
-			t.Errorf("tool %s has no documented scope: add it to the README's table and documentedToolScope", tool.Name)
-			continue
-		}
-		// An argument no schema declares: an allowed call is refused as
-		// invalid arguments before it reaches a sandbox.
-		rows = append(rows, row{name: "tools/call " + tool.Name, need: need,
-			body: modernBody("tools/call", map[string]any{"name": tool.Name, "arguments": map[string]any{"scope_matrix_probe": true}})})
-	}
-
+	var fresh string
+	rows := append(methodRows(og, id, &fresh), toolRows(t, tools.Tools)...)
 	for _, scope := range auth.AllScopes {
 		t.Run(scope, func(t *testing.T) {
 			session := bearerClient(t, og.URL, single[scope]).GetSessionId()
@@ -248,8 +269,7 @@ func TestLocalScopeMatrix(t *testing.T) {
 				case !denied && got.status != http.StatusOK:
 					t.Errorf("%s with %s: %d %s; want it answered", r.name, scope, got.status, got.body)
 				case !denied && r.shown != nil:
-					want := shownWith[r.name] == "" || shownWith[r.name] == scope
-					if r.shown(got) != want {
+					if want := r.shownWith == "" || r.shownWith == scope; r.shown(got) != want {
 						t.Errorf("%s with %s: shown %v, want %v; body %s", r.name, scope, !want, want, got.body)
 					}
 				}
