@@ -50,7 +50,10 @@ func TestBulkTextSplice(t *testing.T) {
 	if res.Content[1].(mcp.TextContent).Text != "small" {
 		t.Fatal("a small text was held")
 	}
-	prependText(res, "note: ") // the placeholder may land inside a longer string
+	// The placeholder may land inside a longer string.
+	first := res.Content[0].(mcp.TextContent)
+	first.Text = "note: " + first.Text
+	res.Content[0] = first
 	other := &bulkTexts{}
 	forged := other.hold("never")
 	res.Content = append(res.Content, mcp.NewTextContent(forged))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -28,7 +29,7 @@ type call struct {
 	args    map[string]any   // decoded once; see callArguments
 	began   time.Time        // when the handler started, for the latency metric
 	box     *box             // nil for tools that need no sandbox
-	note    string           // prepended to the result's text (e.g. diedNote)
+	notes   []callNote       // added to the result after the payload (see callnote.go)
 	runner  *protocol.Client // the box's connection
 	end     *audit.Event     // the tool.end record; run fills in outcome details
 }
@@ -163,7 +164,7 @@ func (c *call) attach(ctx context.Context, args map[string]any) *mcp.CallToolRes
 	case c.session != "":
 		c.box, err = c.g.boxes.forSession(ctx, c.p, c.session)
 	default:
-		c.box, c.note, err = c.g.boxes.forClient(ctx, c.p, defaultKey(c.p, c.req))
+		c.box, err = c.forClient(ctx)
 	}
 	if err != nil {
 		return c.errorResult(err)
@@ -174,7 +175,7 @@ func (c *call) attach(ctx context.Context, args map[string]any) *mcp.CallToolRes
 		// The default was removed elsewhere (another replica, or its
 		// owner's sandbox_destroy there): the client's default is now
 		// one that replica made, or a new one.
-		if c.box, c.note, err = c.g.boxes.forClient(ctx, c.p, defaultKey(c.p, c.req)); err == nil {
+		if c.box, err = c.forClient(ctx); err == nil {
 			err = c.acquire(ctx)
 		}
 	}
@@ -182,6 +183,19 @@ func (c *call) attach(ctx context.Context, args map[string]any) *mcp.CallToolRes
 		return c.errorResult(err)
 	}
 	return nil
+}
+
+// forClient returns the caller's default sandbox (see defaultbox.go) and
+// notes which it is. A note from an earlier default (one found gone on
+// acquire) gives way to the one the call ends up in.
+func (c *call) forClient(ctx context.Context) (*box, error) {
+	b, note, err := c.g.boxes.forClient(ctx, c.p, defaultKey(c.p, c.req))
+	if err != nil {
+		return nil, err
+	}
+	c.notes = slices.DeleteFunc(c.notes, func(n callNote) bool { return n.key == metaDefaultSandbox })
+	c.notes = append(c.notes, note)
+	return b, nil
 }
 
 // acquire marks c.box busy and connects the call to its runner. A dead
@@ -244,12 +258,10 @@ func (c *call) finish(ctx context.Context, res *mcp.CallToolResult, began time.T
 			e.Outcome = "error"
 		}
 	}
-	if c.note != "" {
-		prependText(res, c.note)
-	}
 	if res.IsError && e.Error == "" {
 		e.Error = cut(resultText(res), 500)
 	}
+	addNotes(res, c.notes)
 	c.g.metrics.ToolCalls.WithLabelValues(e.Tool, e.Outcome).Inc()
 	metrics.Since(c.g.metrics.ToolSeconds.WithLabelValues(e.Tool), c.began)
 	if err := c.g.audit.Append(context.WithoutCancel(ctx), e); err != nil {
@@ -279,18 +291,6 @@ func structured(v any, text string, isError bool) *mcp.CallToolResult {
 func jsonText(v any) string {
 	b, _ := json.MarshalIndent(v, "", "  ")
 	return string(b)
-}
-
-// prependText puts note before the result's first text content.
-func prependText(res *mcp.CallToolResult, note string) {
-	for i, ct := range res.Content {
-		if t, ok := ct.(mcp.TextContent); ok {
-			t.Text = note + t.Text
-			res.Content[i] = t
-			return
-		}
-	}
-	res.Content = append([]mcp.Content{mcp.NewTextContent(note)}, res.Content...)
 }
 
 func resultText(res *mcp.CallToolResult) string {

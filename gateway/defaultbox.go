@@ -87,7 +87,7 @@ func (m *sandboxes) findDefault(ctx context.Context, p Principal, key string) (*
 // forClient returns p's default sandbox for key, creating it when there
 // is none (or it is gone), and the note that tells the caller which one
 // it got. Concurrent first calls of one client wait for one creation.
-func (m *sandboxes) forClient(ctx context.Context, p Principal, key string) (*box, string, error) {
+func (m *sandboxes) forClient(ctx context.Context, p Principal, key string) (*box, callNote, error) {
 	wait := "default/" + key // m.creating is shared with sessions; their ids are UUIDs
 	for {
 		if b := m.defaultBox(p, key); b != nil {
@@ -109,7 +109,7 @@ func (m *sandboxes) forClient(ctx context.Context, p Principal, key string) (*bo
 			m.mu.Unlock()
 			close(done)
 			if err != nil {
-				return nil, "", err
+				return nil, callNote{}, err
 			}
 			if !made {
 				return b, foundNote(old, b), nil
@@ -120,7 +120,7 @@ func (m *sandboxes) forClient(ctx context.Context, p Principal, key string) (*bo
 		select {
 		case <-done:
 		case <-ctx.Done():
-			return nil, "", ctx.Err()
+			return nil, callNote{}, ctx.Err()
 		}
 	}
 }
@@ -244,23 +244,35 @@ func (m *sandboxes) awaitRunner(ctx context.Context, info sandbox.Info) error {
 }
 
 // usingNote tells the caller which default sandbox answered.
-func usingNote(b *box) string {
-	return fmt.Sprintf("[using your default sandbox %s; pass sandbox_id to use another]\n", b.id())
+func usingNote(b *box) callNote {
+	return defaultNote(fmt.Sprintf("[using your default sandbox %s; pass sandbox_id to use another]", b.id()), b, nil, false)
 }
 
 // foundNote is usingNote for a default this gateway did not track: one
 // another replica (or a previous gateway) made, or replaced old.
-func foundNote(old, b *box) string {
+func foundNote(old, b *box) callNote {
 	if old != nil && old.id() != b.id() {
-		return fmt.Sprintf("[your default sandbox %s is gone (idle, expired or destroyed); using your default sandbox %s; pass sandbox_id to use another]\n", old.id(), b.id())
+		return defaultNote(fmt.Sprintf("[your default sandbox %s is gone (idle, expired or destroyed); using your default sandbox %s; pass sandbox_id to use another]", old.id(), b.id()), b, old, false)
 	}
 	return usingNote(b)
 }
 
 // createdNote tells the caller it got a new default sandbox, and why.
-func createdNote(old, b *box) string {
+func createdNote(old, b *box) callNote {
 	if old != nil {
-		return fmt.Sprintf("[your default sandbox %s is gone (idle, expired or destroyed); created a new default sandbox %s, with an empty /workspace. Pass sandbox_id to use another]\n", old.id(), b.id())
+		return defaultNote(fmt.Sprintf("[your default sandbox %s is gone (idle, expired or destroyed); created a new default sandbox %s, with an empty /workspace. Pass sandbox_id to use another]", old.id(), b.id()), b, old, true)
 	}
-	return fmt.Sprintf("[created your default sandbox %s: calls without sandbox_id from this client use it. Pass sandbox_id (from sandbox_create) to use another]\n", b.id())
+	return defaultNote(fmt.Sprintf("[created your default sandbox %s: calls without sandbox_id from this client use it. Pass sandbox_id (from sandbox_create) to use another]", b.id()), b, nil, true)
+}
+
+// defaultNote is the note of default sandbox b with its _meta member.
+func defaultNote(text string, b, old *box, created bool) callNote {
+	meta := map[string]any{"sandbox_id": b.id()}
+	if created {
+		meta["created"] = true
+	}
+	if old != nil && old.id() != b.id() {
+		meta["previous_sandbox_id"] = old.id()
+	}
+	return callNote{text: text, key: metaDefaultSandbox, meta: meta}
 }

@@ -114,7 +114,7 @@ func TestReplicasDefaultSandboxRace(t *testing.T) {
 				t.Errorf("first call %d: %v %s", i, err, text(res))
 				return
 			}
-			m := anyDefault.FindStringSubmatch(text(res))
+			m := anyDefault.FindStringSubmatch(allText(res))
 			if m == nil {
 				t.Errorf("first call %d names no default sandbox: %s", i, text(res))
 				return

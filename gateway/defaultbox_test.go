@@ -41,12 +41,13 @@ var (
 	replacedDefault = regexp.MustCompile(`default sandbox ([0-9a-f]{32}) is gone .*created a new default sandbox ([0-9a-f]{32})`)
 )
 
-// noteID returns the sandbox id re names in res's text, failing when absent.
+// noteID returns the sandbox id re names in res's notes, failing when
+// absent.
 func noteID(t *testing.T, res *mcp.CallToolResult, re *regexp.Regexp) []string {
 	t.Helper()
-	m := re.FindStringSubmatch(text(res))
+	m := re.FindStringSubmatch(allText(res))
 	if m == nil {
-		t.Fatalf("result does not match %q:\n%s", re, text(res))
+		t.Fatalf("result does not match %q:\n%s", re, allText(res))
 	}
 	return m[1:]
 }

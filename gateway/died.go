@@ -12,10 +12,11 @@ import (
 	"github.com/sandgate/sandgate/sandbox"
 )
 
-// Notes that start the result of a call that ran in a replacement.
+// Notes added to the result of a call that ran in a replacement (see
+// callnote.go).
 const (
-	keptNote = "[the sandbox's runner %s, so it was replaced and this call ran in the new one; /workspace was kept and its files are intact; processes, /tmp and interpreter state from before are gone]\n"
-	lostNote = "[the sandbox's runner %s, so it was replaced and this call ran in the new one; its /workspace did not outlive the old container (in memory, or a Kubernetes emptyDir), so files, processes and state from before are gone]\n"
+	keptNote = "[the sandbox's runner %s, so it was replaced and this call ran in the new one; /workspace was kept and its files are intact; processes, /tmp and interpreter state from before are gone]"
+	lostNote = "[the sandbox's runner %s, so it was replaced and this call ran in the new one; its /workspace did not outlive the old container (in memory, or a Kubernetes emptyDir), so files, processes and state from before are gone]"
 )
 
 // replacementKeeps says, for an error that announces a replacement, what
@@ -86,7 +87,8 @@ func (c *call) recoverDead(ctx context.Context, b *box, gen int, dialErr error) 
 	if kept {
 		note = fmt.Sprintf(keptNote, why)
 	}
-	c.note += note
+	c.notes = append(c.notes, callNote{text: note, key: metaSandboxReplaced,
+		meta: map[string]any{"sandbox_id": b.id(), "reason": why, "workspace_kept": kept}})
 	return nil
 }
 

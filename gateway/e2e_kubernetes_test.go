@@ -63,7 +63,7 @@ func TestKubernetesHostile(t *testing.T) {
 				r, res := shell(t, c, bombs[name], map[string]any{"timeout": 30})
 				t.Logf("%s: %+v %s", name, r, text(res))
 				res = mustOK(t, "run_shell after "+name, call(t, c, "run_shell", map[string]any{"command": "cat marker.txt 2>&1; echo; echo answered"}))
-				after := text(res)
+				after := allText(res)
 				if !strings.Contains(after, "answered") {
 					t.Fatalf("after the %s the sandbox did not answer: %s", name, after)
 				}
@@ -154,7 +154,7 @@ func TestKubernetesPodDeletedFromOutside(t *testing.T) {
 		res = call(t, c, "run_shell", next)
 	}
 	res = mustOK(t, "run_shell after the pod was deleted", res)
-	out := text(res)
+	out := allText(res)
 	if !strings.Contains(out, "answered") || !strings.Contains(out, "was replaced") || !strings.Contains(out, "files, processes and state from before are gone") || strings.Contains(out, "before.txt") {
 		t.Fatalf("the call after the pod's deletion: %s", out)
 	}

@@ -59,7 +59,7 @@ func TestFaultSandboxKilled(t *testing.T) {
 // died, says the sandbox is gone or that it was replaced.
 func checkGoneOrReplaced(t *testing.T, res *mcp.CallToolResult) {
 	t.Helper()
-	msg := strings.ToLower(text(res))
+	msg := strings.ToLower(allText(res))
 	switch {
 	case res.IsError:
 		if !strings.Contains(msg, "sandbox") || !mentionsAny(msg, "died", "gone", "dead", "lost", "not running", "destroyed", "not found") {

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -265,6 +266,19 @@ func text(res *mcp.CallToolResult) string {
 		}
 	}
 	return ""
+}
+
+// allText is every text block of res joined by newlines: the payload,
+// then the notes the gateway adds after it (which sandbox answered, that
+// it was replaced).
+func allText(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
 }
 
 // structuredAs decodes a result's structuredContent into T.

@@ -81,8 +81,8 @@ func TestHostileBreakingTheAgent(t *testing.T) {
 				// container is gone, so the session's sandbox gets a new
 				// container on its kept workspace and the result says so.
 				if tc.dies {
-					if res.IsError || execOf(res).Stdout != "next\n" || !strings.Contains(text(res), "it was replaced") || !strings.Contains(text(res), "/workspace was kept") {
-						t.Fatalf("next call after the sandbox died: isError %v %q; want it run in a replacement that says the workspace was kept", res.IsError, text(res))
+					if res.IsError || execOf(res).Stdout != "next\n" || !strings.Contains(allText(res), "it was replaced") || !strings.Contains(allText(res), "/workspace was kept") {
+						t.Fatalf("next call after the sandbox died: isError %v %q; want it run in a replacement that says the workspace was kept", res.IsError, allText(res))
 					}
 					var replaced []audit.Event
 					for _, e := range auditRecords(t, tg.AuditPath) {

@@ -133,9 +133,12 @@ func TestLocalDeadRunnerReplaced(t *testing.T) {
 	if err := tg.Local.Kill(id); err != nil {
 		t.Fatal(err)
 	}
-	got := text(mustOK(t, "read_file", call(t, c, "read_file", map[string]any{"path": "kept"})))
-	if !strings.HasSuffix(got, "x") || !strings.Contains(got, "died") || !strings.Contains(got, "/workspace was kept") {
+	res := mustOK(t, "read_file", call(t, c, "read_file", map[string]any{"path": "kept"}))
+	if got := allText(res); text(res) != "x" || !strings.Contains(got, "died") || !strings.Contains(got, "/workspace was kept") {
 		t.Fatalf("after the runner died: %q", got)
+	}
+	if m, _ := res.Meta.GetMetaField("sandgate.dev/sandbox-replaced").(map[string]any); m["sandbox_id"] != id || m["workspace_kept"] != true {
+		t.Errorf("_meta of the call in the replacement: %v", m)
 	}
 }
 
@@ -153,8 +156,8 @@ func TestLocalStoppedRunnerReplaced(t *testing.T) {
 	if res := call(t, c, "read_file", map[string]any{"path": "kept"}); !res.IsError || !strings.Contains(text(res), "stopped answering") {
 		t.Fatalf("call on a stopped runner: %q", text(res))
 	}
-	got := text(mustOK(t, "read_file", call(t, c, "read_file", map[string]any{"path": "kept"})))
-	if !strings.HasSuffix(got, "x") || !strings.Contains(got, "stopped answering") {
+	res := mustOK(t, "read_file", call(t, c, "read_file", map[string]any{"path": "kept"}))
+	if got := allText(res); text(res) != "x" || !strings.Contains(got, "stopped answering") {
 		t.Fatalf("next call: %q", got)
 	}
 }

@@ -33,6 +33,9 @@ type rpcMessage struct {
 		Argument struct {
 			Name string `json:"name"`
 		} `json:"argument"`
+		Notifications struct { // subscriptions/listen
+			ResourceSubscriptions []string `json:"resourceSubscriptions"`
+		} `json:"notifications"`
 	} `json:"params"`
 	// args are a tools/call's decoded arguments when the edge took them
 	// out of the body (see splitToolCall); nil otherwise.

@@ -1,15 +1,20 @@
 package gateway
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/sandgate/sandgate/auth"
 )
 
 // neededScopes returns the scopes a request needs: a tools/call its
-// tool's; reading or subscribing to a resource, and completing a file
-// path, what reading it with the tools needs (sandbox:files:read for
-// sandbox files, sandbox:audit for the audit records).
+// tool's; reading or subscribing to a resource (resources/subscribe, or
+// the resourceSubscriptions of a 2026-07-28 subscriptions/listen), and
+// completing a file path, what reading it with the tools needs
+// (sandbox:files:read for sandbox files, sandbox:audit for the audit
+// records). Every other method needs none: listing is open to any valid
+// token, and what a list shows is filtered by scope instead (see
+// listResources, listen, embedReadme).
 func (g *Server) neededScopes(msg rpcMessage) []string {
 	switch msg.Method {
 	case "tools/call":
@@ -17,6 +22,16 @@ func (g *Server) neededScopes(msg rpcMessage) []string {
 		return d.scopes
 	case "resources/read", "resources/subscribe":
 		return uriScopes(msg.Params.URI)
+	case "subscriptions/listen":
+		var need []string
+		for _, uri := range msg.Params.Notifications.ResourceSubscriptions {
+			for _, s := range uriScopes(uri) {
+				if !slices.Contains(need, s) {
+					need = append(need, s)
+				}
+			}
+		}
+		return need
 	case "completion/complete":
 		ref := msg.Params.Ref
 		switch {
@@ -38,4 +53,15 @@ func uriScopes(uri string) []string {
 		return []string{auth.ScopeAudit}
 	}
 	return nil
+}
+
+// hasScopes reports whether p holds every scope in need. With
+// authentication off p is LocalPrincipal, which holds them all.
+func hasScopes(p Principal, need []string) bool {
+	for _, s := range need {
+		if !slices.Contains(p.Scopes, s) {
+			return false
+		}
+	}
+	return true
 }

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/sandgate/sandgate/auth"
 	"github.com/sandgate/sandgate/runner/protocol"
 )
 
@@ -54,8 +56,12 @@ func (g *Server) checkSubscribe(ctx context.Context, _ any, message any) error {
 }
 
 // subscribe starts watching uri for subscriber key, after checking that p
-// (calling from session) may read it.
+// (calling from session) may read it: holds its scopes (the edge checked
+// them already, and this is the backstop) and owns its sandbox.
 func (g *Server) subscribe(ctx context.Context, p Principal, session string, key any, send func(string, map[string]any), uri string, listChanged bool) error {
+	if need := uriScopes(uri); !hasScopes(p, need) {
+		return fmt.Errorf("subscribe to %s: your token lacks scope %s", uri, strings.Join(need, " "))
+	}
 	ref, err := parseSandboxURI(uri)
 	if err != nil {
 		return notFound(ctx, fmt.Errorf("%w: %v (only sandbox:// resources can be subscribed to)", errResourceNotFound, err))
@@ -75,8 +81,12 @@ func (g *Server) subscribe(ctx context.Context, p Principal, session string, key
 }
 
 // listen subscribes a subscriptions/listen stream to what it asked for,
-// for as long as the stream lasts. Resources the caller may not read are
-// left out, as mcp-go offers a hook no way to refuse them.
+// for as long as the stream lasts. The edge refused a stream naming a
+// resource the caller's token may not read (403, as for
+// resources/subscribe); resources that are not the caller's are left
+// out, as mcp-go offers a hook no way to refuse them. The list changes of
+// the caller's workspaces need sandbox:files:read, as their listing in
+// resources/list does; without it they are left out too.
 func (g *Server) listen(ctx context.Context, _ any, req *mcp.SubscriptionsListenRequest) {
 	cs := server.ClientSessionFromContext(ctx)
 	p, session, err := caller(ctx)
@@ -99,7 +109,7 @@ func (g *Server) listen(ctx context.Context, _ any, req *mcp.SubscriptionsListen
 		}
 		subscribed = true
 	}
-	if want.ResourcesListChanged {
+	if want.ResourcesListChanged && hasScopes(p, []string{auth.ScopeFilesRead}) {
 		for _, b := range g.callerBoxes(p, session) {
 			if err := g.watches.subscribe(b, cs, send, "", "", true); err == nil {
 				subscribed = true

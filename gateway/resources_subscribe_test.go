@@ -183,3 +183,56 @@ func TestResourceListenDocker(t *testing.T) {
 		shell(t, c, "echo more >> w.txt", map[string]any{"sandbox_id": id})
 	})
 }
+
+// TestLocalListenNeedsFilesRead: a 2026-07-28 subscriptions/listen naming
+// a sandbox file needs sandbox:files:read, as resources/subscribe does. A
+// token of sandbox:exec alone, of the file's owner, is refused with 403
+// naming the scope and receives no resources/updated; the same owner's
+// token with the scope does.
+func TestLocalListenNeedsFilesRead(t *testing.T) {
+	t.Parallel()
+	og := startLocalOAuthGateway(t)
+	all, single := scopeTokens(t, og)
+	owner := modernBearerClient(t, og.URL, all)
+	id := newSandboxID(t, owner)
+	write(t, owner, id, "w.txt", "v1", "")
+	uri := "sandbox://" + id + "/w.txt"
+	filter := mcp.SubscriptionFilter{ResourceSubscriptions: []string{uri}}
+
+	exec := modernBearerClient(t, og.URL, single["sandbox:exec"])
+	execGot := collect(exec)
+	refused := make(chan error, 1)
+	stop, err := exec.ListenAsync(t.Context(), filter, func(err error) { refused <- err })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	// Either the refusal comes, or the stream's acknowledgement: that it
+	// was accepted.
+	for refusedErr := error(nil); refusedErr == nil; {
+		select {
+		case refusedErr = <-refused:
+			if !strings.Contains(refusedErr.Error(), "insufficient_scope") {
+				t.Errorf("listen with sandbox:exec alone: %v, want 403 insufficient_scope", refusedErr)
+			}
+		case <-execGot.cond:
+			if execGot.has(string(mcp.MethodNotificationSubscriptionsAcknowledged), "") {
+				t.Fatal("a subscriptions/listen naming a file was accepted for a token without sandbox:files:read")
+			}
+		}
+	}
+
+	reader := modernBearerClient(t, og.URL, single["sandbox:files:read"])
+	got := collect(reader)
+	stopReader, err := reader.ListenAsync(t.Context(), filter, func(err error) { t.Errorf("listen with sandbox:files:read: %v", err) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopReader()
+	got.waitFor(t, mcp.MethodNotificationResourceUpdated, uri, func() {
+		shell(t, owner, "echo more >> w.txt", map[string]any{"sandbox_id": id})
+	})
+	if execGot.has(mcp.MethodNotificationResourceUpdated, uri) {
+		t.Error("a token without sandbox:files:read was told of the file's change")
+	}
+}

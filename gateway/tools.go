@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -164,7 +165,7 @@ func reachesOut(category string) bool {
 	return category == catExec || category == catCode || category == catBrowser
 }
 
-// summarize picks the named string arguments, cut to 200 bytes.
+// summarize picks the named string arguments, cut to about 200 bytes.
 func summarize(keys ...string) func(map[string]any) map[string]string {
 	return func(args map[string]any) map[string]string {
 		out := map[string]string{}
@@ -177,9 +178,19 @@ func summarize(keys ...string) func(map[string]any) map[string]string {
 	}
 }
 
+// cut returns s if it is at most n bytes long, and otherwise its longest
+// prefix of at most n bytes that ends on a character boundary, followed
+// by "…". Cutting inside a character would leave invalid UTF-8 in an
+// audit summary, an error text or a prompt's title. Backing off stops
+// after utf8.UTFMax-1 bytes, so a run of stray continuation bytes
+// (invalid anyway) cannot shorten the result to nothing.
 func cut(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:n] + "…"
+	i := n
+	for k := 0; k < utf8.UTFMax-1 && i > 0 && !utf8.RuneStart(s[i]); k++ {
+		i--
+	}
+	return s[:i] + "…"
 }

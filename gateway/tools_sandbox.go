@@ -94,7 +94,9 @@ func runSandboxCreate(ctx context.Context, c *call) (*mcp.CallToolResult, error)
 }
 
 // existing finds the sandbox a sandbox_info/destroy call names without
-// creating one: by id, or the session's sandbox if it has one.
+// creating one: by id, or the session's sandbox if it has one, or the
+// client's default sandbox, which the result then notes as every call
+// that used it does.
 func (c *call) existing(ctx context.Context, id string) (*box, error) {
 	if id != "" {
 		return c.g.boxes.get(ctx, c.p, c.session, id)
@@ -103,6 +105,9 @@ func (c *call) existing(ctx context.Context, id string) (*box, error) {
 		b, err := c.g.boxes.findDefault(ctx, c.p, defaultKey(c.p, c.req))
 		if b == nil && err == nil {
 			err = errNoSandbox
+		}
+		if err == nil {
+			c.notes = append(c.notes, usingNote(b))
 		}
 		return b, err
 	}

@@ -172,7 +172,7 @@ func TestNamedSandboxReplacedOnItsWorkspace(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := mustOK(t, "read_file", call(t, c, "read_file", map[string]any{"path": "notes.txt", "sandbox_id": id}))
-	if got := text(res); !strings.HasSuffix(got, "kept") || !strings.Contains(got, "/workspace was kept") {
+	if got := allText(res); text(res) != "kept" || !strings.Contains(got, "/workspace was kept") {
 		t.Fatalf("read_file after the container was killed = %q; want the file, and a note that the sandbox was replaced on its workspace", got)
 	}
 	after := tg.containers(t)
@@ -270,8 +270,8 @@ func TestAdoptedSandboxesAreReplacedOnTheirWorkspace(t *testing.T) {
 	tg2 := restart(t, tg)
 	c2 := modernClient(t, tg2.URL) // the same principal: auth is off in these tests
 	for _, id := range []string{stopped, unreachable} {
-		got := text(mustOK(t, "read_file", call(t, c2, "read_file", map[string]any{"path": "notes.txt", "sandbox_id": id})))
-		if !strings.HasSuffix(got, "kept "+id) || !strings.Contains(got, "/workspace was kept") {
+		res := mustOK(t, "read_file", call(t, c2, "read_file", map[string]any{"path": "notes.txt", "sandbox_id": id}))
+		if got := allText(res); text(res) != "kept "+id || !strings.Contains(got, "/workspace was kept") {
 			t.Errorf("sandbox %s after the restart: %q; want its file and a note that it was replaced", id, got)
 		}
 	}

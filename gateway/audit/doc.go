@@ -19,11 +19,15 @@
 // principal{issuer, subject, tenant, client_id, scopes}, session,
 // sandbox_id, container_id, tool, request_id, args_digest, summary,
 // outcome, error, deny_reason, exit_code, duration_ms, cpu_ms,
-// memory_peak_bytes, oom_killed, timed_out, hash); seq, id, time,
-// prev_hash, kind and principal always present, every other member
-// omitted when empty, zero or false (exit_code when null; 0 is written);
-// summary keys sorted by byte value; time in RFC 3339 with up to nine
-// fractional digits, trailing zeros dropped, always "Z"; strings escape
+// memory_peak_bytes, oom_killed, timed_out, connection{proxy, asked,
+// host, port, sni, ip, rule, status, closed, bytes_up, bytes_down,
+// unrecorded}, hash); seq, id, time, prev_hash, kind and principal
+// always present, every other member omitted when empty, zero or false
+// (exit_code when null; 0 is written); summary keys sorted by byte value;
+// time in RFC 3339 with up to nine fractional digits, trailing zeros
+// dropped, always "Z"; strings are valid UTF-8 (Append replaces each run
+// of invalid bytes in any string field, summary keys included, with
+// U+FFFD before sealing, so no record holds the escape \ufffd) and escape
 // '"', '\\', control characters (\b \f \n \r \t, others as \u00xx) and
 // U+2028/U+2029 and nothing else.
 //

@@ -1,10 +1,6 @@
 package audit
 
-import (
-	"fmt"
-	"time"
-	"unicode/utf8"
-)
+import "time"
 
 // Kind says what an Event records. The set is closed: Append refuses any
 // other value, so every record in a log is one of these.
@@ -86,6 +82,8 @@ type Event struct {
 	// Summary is a redacted description of the call (path, command,
 	// language). It must never hold environment values, file contents or
 	// stdin. Append cuts each value to 200 characters as a backstop.
+	// Like every string of a record, its keys and values are made valid
+	// UTF-8 before the record is sealed (see prepare).
 	Summary    map[string]string `json:"summary,omitempty"`
 	Outcome    string            `json:"outcome,omitempty"` // one of the Outcome constants, or ""
 	Error      string            `json:"error,omitempty"`   // cut to 1000 characters
@@ -104,56 +102,6 @@ type Event struct {
 	// Hash is "sha256:" and the hex SHA-256 of the record's canonical
 	// encoding without this field. Set by the sink.
 	Hash string `json:"hash,omitempty"`
-}
-
-// Backstop caps applied by Append, in characters (runes).
-const (
-	maxSummaryValue = 200
-	maxErrorText    = 1000
-)
-
-// prepare checks the caller's part of e and applies the backstop caps. It
-// replaces e.Summary with a copy when a value must be cut, so a map the
-// caller shares elsewhere is never modified.
-func prepare(e *Event) error {
-	if e == nil {
-		return fmt.Errorf("%w: nil event", ErrInvalid)
-	}
-	if !e.Kind.Valid() {
-		return fmt.Errorf("%w: unknown kind %q", ErrInvalid, e.Kind)
-	}
-	if !validOutcome(e.Outcome) {
-		return fmt.Errorf("%w: unknown outcome %q", ErrInvalid, e.Outcome)
-	}
-	e.Error = cut(e.Error, maxErrorText)
-	e.DenyReason = cut(e.DenyReason, maxErrorText)
-	for _, v := range e.Summary {
-		if utf8.RuneCountInString(v) > maxSummaryValue {
-			m := make(map[string]string, len(e.Summary))
-			for k, v := range e.Summary {
-				m[k] = cut(v, maxSummaryValue)
-			}
-			e.Summary = m
-			break
-		}
-	}
-	return nil
-}
-
-// cut returns s if it has at most n runes, and otherwise its first n-1
-// runes followed by "…".
-func cut(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	i, count := 0, 0
-	for i = range s {
-		if count == n-1 {
-			break
-		}
-		count++
-	}
-	return s[:i] + "…"
 }
 
 // Connection is one network connection a sandbox made, or tried to make,

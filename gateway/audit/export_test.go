@@ -6,6 +6,9 @@ import "sync"
 // record's line.
 var Seal = seal
 
+// Prepare exposes prepare to the benchmark of Append's CPU part.
+var Prepare = prepare
+
 // SetFault makes the sink's file operations fail with err: op "write"
 // writes half of the buffer and then fails, "sync" and "truncate" fail
 // outright. SetFault(s, op, nil) clears op. Call it only while no Append

@@ -77,7 +77,10 @@ type request struct {
 // reports failure for a record that was in fact written. The wait is
 // bounded by one write and fsync.
 //
-// Append may replace e.Summary with a copy whose long values are cut.
+// Append makes e's strings valid UTF-8 and cuts long summary values and
+// error texts (see prepare); where that changes e.Summary,
+// e.Principal.Scopes or e.Connection it replaces them with changed copies
+// and never modifies the map, slice or Connection the caller passed.
 // Errors wrap ErrInvalid (nothing to record), ErrUnavailable (the disk
 // refused; the file was rolled back to its last durable record) or
 // ErrClosed.
