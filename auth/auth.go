@@ -19,6 +19,23 @@ const (
 // AllScopes lists every scope a token for the gateway may carry.
 var AllScopes = []string{ScopeFilesRead, ScopeFilesWrite, ScopeExec, ScopeBrowser, ScopeAudit}
 
+// Protocol scopes are about OAuth and OpenID Connect, not the gateway:
+// openid asks for an ID token, offline_access for a refresh token. The
+// embedded issuer advertises both, so every client may register and ask
+// for them; no access token carries them.
+const (
+	ScopeOpenID        = "openid"
+	ScopeOfflineAccess = "offline_access"
+)
+
+// ProtocolScopes lists the protocol scopes.
+var ProtocolScopes = []string{ScopeOpenID, ScopeOfflineAccess}
+
+// IsProtocolScope reports whether scope is a protocol scope.
+func IsProtocolScope(scope string) bool {
+	return scope == ScopeOpenID || scope == ScopeOfflineAccess
+}
+
 // Identity is what a verified access token says about its bearer. It never
 // holds the token.
 type Identity struct {

@@ -201,23 +201,38 @@ func checkRedirectURIs(uris []string, max int, allowLoopbackHTTP bool) ([]string
 	return out, nil
 }
 
-// parseScope turns a space-separated scope request into scopes from
-// allowed. An empty request means every allowed scope; an unknown scope is
-// an error rather than silently dropped, so the developer learns the names.
+// parseScope turns a space-separated scope request into the scopes a
+// client may be granted: gateway scopes from allowed, and the protocol
+// scopes (openid, offline_access) the authorization server advertises
+// too. Naming no gateway scope means every allowed one, as an empty
+// request does: "offline_access" alone says nothing about the gateway. An
+// unknown scope is an error rather than silently dropped, so the developer
+// learns the names.
 func parseScope(scope string, allowed []string) ([]string, error) {
-	if strings.TrimSpace(scope) == "" {
-		return slices.Clone(allowed), nil
-	}
-	var out []string
+	var gateway, protocol []string
 	for _, s := range strings.Fields(scope) {
-		if !slices.Contains(allowed, s) {
-			return nil, invalidf("scope %q is not offered; choose from %s", s, strings.Join(allowed, " "))
-		}
-		if !slices.Contains(out, s) {
-			out = append(out, s)
+		switch {
+		case auth.IsProtocolScope(s):
+			protocol = appendNew(protocol, s)
+		case slices.Contains(allowed, s):
+			gateway = appendNew(gateway, s)
+		default:
+			offered := append(slices.Clone(allowed), auth.ProtocolScopes...)
+			return nil, invalidf("scope %q is not offered; choose from %s", s, strings.Join(offered, " "))
 		}
 	}
-	return out, nil
+	if len(gateway) == 0 {
+		gateway = slices.Clone(allowed)
+	}
+	return append(gateway, protocol...), nil
+}
+
+// appendNew appends s unless list holds it already.
+func appendNew(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
 }
 
 // cleanName makes client_name safe to show as text on the consent page:

@@ -23,8 +23,9 @@ const (
 // RegistrationOptions configures RegistrationHandler. The zero value is
 // usable.
 type RegistrationOptions struct {
-	// AllowedScopes are the scopes a registered client may ask for;
-	// default auth.AllScopes.
+	// AllowedScopes are the gateway scopes a registered client may ask
+	// for; default auth.AllScopes. The protocol scopes (openid,
+	// offline_access) are always accepted: the issuer advertises them.
 	AllowedScopes []string
 	// AllowedGrants are the grant types a client may register; default
 	// authorization_code and refresh_token. Only those two are ever

@@ -111,6 +111,7 @@ func (e *env) registration(store auth.ClientStore) http.Handler {
 // client is a registered client as a test uses it.
 type client struct {
 	id, secret string
+	post       bool // authenticate with client_secret_post rather than Basic
 }
 
 // register registers a client through /register.
