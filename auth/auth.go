@@ -86,6 +86,9 @@ const (
 	GrantAuthCode    = "authorization_code"
 	GrantRefresh     = "refresh_token"
 	GrantClientCreds = "client_credentials"
+	// GrantDeviceCode is the device authorization grant (RFC 8628), for
+	// command-line agents on machines without a browser.
+	GrantDeviceCode = "urn:ietf:params:oauth:grant-type:device_code"
 )
 
 // ClientRecord is a registered OAuth client of the embedded authorization

@@ -162,19 +162,28 @@ func decodeOne(body []byte, v any) error {
 }
 
 // checkFlows checks requested grant and response types against allowed.
-// Only the code flow exists here, so response_types may only be ["code"].
+// A client needs a grant that starts a sign-in (the code flow or the
+// device flow); response_types may only be ["code"], and only with the
+// code flow.
 func checkFlows(grants, responses, allowed []string) error {
 	for _, g := range grants {
 		if !slices.Contains(allowed, g) {
 			return invalidf("grant type %q is not available; use %s", g, strings.Join(allowed, " and/or "))
 		}
 	}
-	if len(grants) > 0 && !slices.Contains(grants, auth.GrantAuthCode) {
+	code := len(grants) == 0 || slices.Contains(grants, auth.GrantAuthCode)
+	if !code && !slices.Contains(grants, auth.GrantDeviceCode) {
+		if slices.Contains(allowed, auth.GrantDeviceCode) {
+			return invalidf("grant_types must include %q or %q", auth.GrantAuthCode, auth.GrantDeviceCode)
+		}
 		return invalidf("grant_types must include %q", auth.GrantAuthCode)
 	}
 	for _, r := range responses {
 		if r != "code" {
 			return invalidf("response type %q is not supported; use [\"code\"]", r)
+		}
+		if !code {
+			return invalidf("response type \"code\" needs grant type %q; a device-only client leaves response_types out", auth.GrantAuthCode)
 		}
 	}
 	return nil

@@ -47,3 +47,29 @@ func TestProtocolScopes(t *testing.T) {
 		})
 	}
 }
+
+// TestRegisterDeviceClient: a command-line agent registers the device
+// grant without redirect URIs, and gets no response type.
+func TestRegisterDeviceClient(t *testing.T) {
+	t.Parallel()
+	store := newMemStore()
+	rec := register(t, store, clients.RegistrationOptions{}, "application/json",
+		`{"client_name":"CLI","grant_types":["urn:ietf:params:oauth:grant-type:device_code","refresh_token","refresh_token"]}`)
+	if rec.Code != http.StatusCreated {
+		t.Fatalf("register: %d %s", rec.Code, rec.Body)
+	}
+	resp := decodeBody(t, rec)
+	if _, ok := resp["redirect_uris"]; ok {
+		t.Errorf("redirect_uris = %v, want none", resp["redirect_uris"])
+	}
+	if got, _ := resp["response_types"].([]any); got == nil || len(got) != 0 {
+		t.Errorf("response_types = %v, want []", resp["response_types"])
+	}
+	stored, err := store.GetClient(t.Context(), resp["client_id"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(stored.GrantTypes, []string{auth.GrantDeviceCode, auth.GrantRefresh}) || len(stored.RedirectURIs) != 0 {
+		t.Errorf("stored record %+v", stored)
+	}
+}

@@ -203,6 +203,11 @@ func TestAdvertisedFlows(t *testing.T) {
 					t.Fatal(err)
 				}
 				mustOK(t, e.tokenRequest(t, client{id: id, secret: secret}, url.Values{"grant_type": {grant}}))
+			case auth.GrantDeviceCode:
+				dc := e.deviceClient(t)
+				d := e.mustDevice(t, dc, nil)
+				e.deviceSignIn(t, d, true)
+				mustOK(t, e.poll(t, dc, d.DeviceCode, nil))
 			default:
 				t.Errorf("grant type %s is advertised but this test does not know how to run it", grant)
 			}

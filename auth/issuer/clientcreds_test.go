@@ -157,7 +157,7 @@ func TestUnsupportedGrants(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	for _, gt := range []string{"password", "urn:ietf:params:oauth:grant-type:jwt-bearer",
-		"urn:ietf:params:oauth:grant-type:token-exchange", "urn:ietf:params:oauth:grant-type:device_code", "implicit"} {
+		"urn:ietf:params:oauth:grant-type:token-exchange", "implicit"} {
 		mustFail(t, e.tokenRequest(t, client{id: "x"}, url.Values{"grant_type": {gt}}), "unsupported_grant_type")
 	}
 	mustFail(t, e.tokenRequest(t, client{id: "x"}, url.Values{}), "invalid_request")

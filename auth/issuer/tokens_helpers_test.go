@@ -46,6 +46,9 @@ func (e *env) tokenRequest(t *testing.T, c client, form url.Values) tokenResp {
 // otherwise.
 func (e *env) clientPost(t *testing.T, path string, c client, form url.Values) (*http.Response, string) {
 	t.Helper()
+	if form == nil {
+		form = url.Values{}
+	}
 	switch {
 	case c.secret != "" && c.post:
 		form.Set("client_id", c.id)
