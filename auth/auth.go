@@ -45,6 +45,7 @@ type Identity struct {
 	ClientID  string
 	Scopes    []string
 	Audience  []string
+	IssuedAt  time.Time // zero when the token has no iat
 	ExpiresAt time.Time
 }
 
@@ -125,6 +126,16 @@ type PublicKey struct {
 	ID        string // the JWS "kid"
 	Algorithm string // RS256, ES256 or EdDSA
 	Key       crypto.PublicKey
+}
+
+// RevocationSource reports whether the tokens an issuer gave a client
+// were revoked (`gateway client revoke`). The embedded issuer implements
+// it, so its JWT access tokens stop at the revocation rather than at
+// their expiry.
+type RevocationSource interface {
+	// ClientRevoked reports whether a token issued to clientID at
+	// issuedAt is revoked. An error means it could not be checked.
+	ClientRevoked(ctx context.Context, clientID string, issuedAt time.Time) (bool, error)
 }
 
 // KeySource yields the keys an issuer signs access tokens with. The
