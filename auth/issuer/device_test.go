@@ -28,7 +28,7 @@ func TestDeviceFlow(t *testing.T) {
 	clk := e.withClock()
 	c := e.deviceClient(t)
 	res := e.url + "/other"
-	d := e.mustDevice(t, c, url.Values{"scope": {"sandbox:exec offline_access"}, "resource": {res}})
+	d := e.mustDevice(t, c, url.Values{"scope": {"sandbox:exec openid offline_access"}, "resource": {res}})
 
 	if !userCodeShape.MatchString(d.UserCode) || d.ExpiresIn != 600 || d.Interval != 5 ||
 		d.VerificationURI != e.url+"/device" || d.VerificationURIComplete != e.url+"/device?user_code="+d.UserCode {
@@ -47,8 +47,11 @@ func TestDeviceFlow(t *testing.T) {
 	}
 	clk.advance(5 * time.Second)
 	tok := mustOK(t, e.poll(t, c, d.DeviceCode, nil))
-	if tok.Scope != "sandbox:exec offline_access" || tok.RefreshToken == "" {
-		t.Errorf("token response scope %q, refresh token %t", tok.Scope, tok.RefreshToken != "")
+	if tok.Scope != "sandbox:exec openid offline_access" || tok.RefreshToken == "" || tok.IDToken == "" {
+		t.Errorf("token response scope %q, refresh token %t, ID token %t", tok.Scope, tok.RefreshToken != "", tok.IDToken != "")
+	}
+	if idt, _ := verify(t, tok.IDToken, e.publicKeys(t)); !slices.Equal(idt.aud(), []string{c.id}) || idt.str("sub") != testUser {
+		t.Errorf("ID token aud %v sub %q, want the client and the user", idt.aud(), idt.str("sub"))
 	}
 
 	// The resource server of that resource accepts the token.

@@ -153,7 +153,12 @@ func (s *Server) tokenError(w http.ResponseWriter, r *http.Request, err error, s
 			status = http.StatusInternalServerError
 		}
 	}
-	if e.ErrorType != oidc.ServerError {
+	switch e.ErrorType {
+	case oidc.ServerError:
+	case oidc.AuthorizationPending, oidc.SlowDown:
+		// A waiting device polls every few seconds: not news.
+		s.log.DebugContext(r.Context(), "device token request pending", "error", e.ErrorType)
+	default:
 		// Descriptions and parents name clients and reasons, never secrets.
 		s.log.InfoContext(r.Context(), "token request refused", "error", err.Error())
 	}
