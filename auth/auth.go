@@ -19,6 +19,23 @@ const (
 // AllScopes lists every scope a token for the gateway may carry.
 var AllScopes = []string{ScopeFilesRead, ScopeFilesWrite, ScopeExec, ScopeBrowser, ScopeAudit}
 
+// Protocol scopes are about OAuth and OpenID Connect, not the gateway:
+// openid asks for an ID token, offline_access for a refresh token. The
+// embedded issuer advertises both, so every client may register and ask
+// for them; no access token carries them.
+const (
+	ScopeOpenID        = "openid"
+	ScopeOfflineAccess = "offline_access"
+)
+
+// ProtocolScopes lists the protocol scopes.
+var ProtocolScopes = []string{ScopeOpenID, ScopeOfflineAccess}
+
+// IsProtocolScope reports whether scope is a protocol scope.
+func IsProtocolScope(scope string) bool {
+	return scope == ScopeOpenID || scope == ScopeOfflineAccess
+}
+
 // Identity is what a verified access token says about its bearer. It never
 // holds the token.
 type Identity struct {
@@ -28,6 +45,7 @@ type Identity struct {
 	ClientID  string
 	Scopes    []string
 	Audience  []string
+	IssuedAt  time.Time // zero when the token has no iat
 	ExpiresAt time.Time
 }
 
@@ -69,6 +87,9 @@ const (
 	GrantAuthCode    = "authorization_code"
 	GrantRefresh     = "refresh_token"
 	GrantClientCreds = "client_credentials"
+	// GrantDeviceCode is the device authorization grant (RFC 8628), for
+	// command-line agents on machines without a browser.
+	GrantDeviceCode = "urn:ietf:params:oauth:grant-type:device_code"
 )
 
 // ClientRecord is a registered OAuth client of the embedded authorization
@@ -105,6 +126,16 @@ type PublicKey struct {
 	ID        string // the JWS "kid"
 	Algorithm string // RS256, ES256 or EdDSA
 	Key       crypto.PublicKey
+}
+
+// RevocationSource reports whether the tokens an issuer gave a client
+// were revoked (`gateway client revoke`). The embedded issuer implements
+// it, so its JWT access tokens stop at the revocation rather than at
+// their expiry.
+type RevocationSource interface {
+	// ClientRevoked reports whether a token issued to clientID at
+	// issuedAt is revoked. An error means it could not be checked.
+	ClientRevoked(ctx context.Context, clientID string, issuedAt time.Time) (bool, error)
 }
 
 // KeySource yields the keys an issuer signs access tokens with. The

@@ -4,7 +4,8 @@
 //   - Dynamic Client Registration (RFC 7591): RegistrationHandler serves
 //     POST /register, checks the request, creates a public client (or a
 //     confidential one with a generated secret, shown once and stored
-//     bcrypt-hashed) and stores it in an auth.ClientStore.
+//     bcrypt-hashed) and stores it in an auth.ClientStore. A command-line
+//     agent may register the device grant (RFC 8628) without redirect URIs.
 //   - Client ID Metadata Documents (MCP 2025-11-25,
 //     draft-ietf-oauth-client-id-metadata-document): the client_id is an
 //     HTTPS URL, and MetadataFetcher fetches and checks the JSON document

@@ -162,19 +162,28 @@ func decodeOne(body []byte, v any) error {
 }
 
 // checkFlows checks requested grant and response types against allowed.
-// Only the code flow exists here, so response_types may only be ["code"].
+// A client needs a grant that starts a sign-in (the code flow or the
+// device flow); response_types may only be ["code"], and only with the
+// code flow.
 func checkFlows(grants, responses, allowed []string) error {
 	for _, g := range grants {
 		if !slices.Contains(allowed, g) {
 			return invalidf("grant type %q is not available; use %s", g, strings.Join(allowed, " and/or "))
 		}
 	}
-	if len(grants) > 0 && !slices.Contains(grants, auth.GrantAuthCode) {
+	code := len(grants) == 0 || slices.Contains(grants, auth.GrantAuthCode)
+	if !code && !slices.Contains(grants, auth.GrantDeviceCode) {
+		if slices.Contains(allowed, auth.GrantDeviceCode) {
+			return invalidf("grant_types must include %q or %q", auth.GrantAuthCode, auth.GrantDeviceCode)
+		}
 		return invalidf("grant_types must include %q", auth.GrantAuthCode)
 	}
 	for _, r := range responses {
 		if r != "code" {
 			return invalidf("response type %q is not supported; use [\"code\"]", r)
+		}
+		if !code {
+			return invalidf("response type \"code\" needs grant type %q; a device-only client leaves response_types out", auth.GrantAuthCode)
 		}
 	}
 	return nil
@@ -201,23 +210,38 @@ func checkRedirectURIs(uris []string, max int, allowLoopbackHTTP bool) ([]string
 	return out, nil
 }
 
-// parseScope turns a space-separated scope request into scopes from
-// allowed. An empty request means every allowed scope; an unknown scope is
-// an error rather than silently dropped, so the developer learns the names.
+// parseScope turns a space-separated scope request into the scopes a
+// client may be granted: gateway scopes from allowed, and the protocol
+// scopes (openid, offline_access) the authorization server advertises
+// too. Naming no gateway scope means every allowed one, as an empty
+// request does: "offline_access" alone says nothing about the gateway. An
+// unknown scope is an error rather than silently dropped, so the developer
+// learns the names.
 func parseScope(scope string, allowed []string) ([]string, error) {
-	if strings.TrimSpace(scope) == "" {
-		return slices.Clone(allowed), nil
-	}
-	var out []string
+	var gateway, protocol []string
 	for _, s := range strings.Fields(scope) {
-		if !slices.Contains(allowed, s) {
-			return nil, invalidf("scope %q is not offered; choose from %s", s, strings.Join(allowed, " "))
-		}
-		if !slices.Contains(out, s) {
-			out = append(out, s)
+		switch {
+		case auth.IsProtocolScope(s):
+			protocol = appendNew(protocol, s)
+		case slices.Contains(allowed, s):
+			gateway = appendNew(gateway, s)
+		default:
+			offered := append(slices.Clone(allowed), auth.ProtocolScopes...)
+			return nil, invalidf("scope %q is not offered; choose from %s", s, strings.Join(offered, " "))
 		}
 	}
-	return out, nil
+	if len(gateway) == 0 {
+		gateway = slices.Clone(allowed)
+	}
+	return append(gateway, protocol...), nil
+}
+
+// appendNew appends s unless list holds it already.
+func appendNew(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
 }
 
 // cleanName makes client_name safe to show as text on the consent page:

@@ -44,8 +44,8 @@ type FetcherOptions struct {
 	// dialer; default net.DefaultResolver. Tests point it at their own
 	// DNS server.
 	Resolver *net.Resolver
-	// AllowedScopes are the scopes such a client may be granted; default
-	// auth.AllScopes.
+	// AllowedScopes are the gateway scopes such a client may be granted;
+	// default auth.AllScopes. The protocol scopes are always accepted.
 	AllowedScopes []string
 	// Now is the clock of the cache; default time.Now.
 	Now func() time.Time

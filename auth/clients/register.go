@@ -23,14 +23,15 @@ const (
 // RegistrationOptions configures RegistrationHandler. The zero value is
 // usable.
 type RegistrationOptions struct {
-	// AllowedScopes are the scopes a registered client may ask for;
-	// default auth.AllScopes.
+	// AllowedScopes are the gateway scopes a registered client may ask
+	// for; default auth.AllScopes. The protocol scopes (openid,
+	// offline_access) are always accepted: the issuer advertises them.
 	AllowedScopes []string
 	// AllowedGrants are the grant types a client may register; default
-	// authorization_code and refresh_token. Only those two are ever
-	// honoured, and authorization_code is always allowed:
-	// client_credentials clients hold a secret that grants tokens without
-	// a user, so only an operator may create them.
+	// authorization_code, refresh_token and the device code grant. Only
+	// those three are ever honoured, and authorization_code is always
+	// allowed: client_credentials clients hold a secret that grants tokens
+	// without a user, so only an operator may create them.
 	AllowedGrants []string
 	// MaxRedirectURIs caps redirect_uris; default 10.
 	MaxRedirectURIs int
@@ -50,10 +51,10 @@ func (o RegistrationOptions) withDefaults() RegistrationOptions {
 		o.AllowedScopes = auth.AllScopes
 	}
 	if o.AllowedGrants == nil {
-		o.AllowedGrants = []string{auth.GrantAuthCode, auth.GrantRefresh}
+		o.AllowedGrants = []string{auth.GrantAuthCode, auth.GrantRefresh, auth.GrantDeviceCode}
 	}
 	o.AllowedGrants = slices.DeleteFunc(slices.Clone(o.AllowedGrants), func(g string) bool {
-		return g != auth.GrantAuthCode && g != auth.GrantRefresh
+		return g != auth.GrantAuthCode && g != auth.GrantRefresh && g != auth.GrantDeviceCode
 	})
 	if !slices.Contains(o.AllowedGrants, auth.GrantAuthCode) {
 		o.AllowedGrants = slices.Insert(o.AllowedGrants, 0, auth.GrantAuthCode)
@@ -79,7 +80,7 @@ type registration struct {
 	ClientSecret          string   `json:"client_secret,omitempty"`
 	ClientIDIssuedAt      int64    `json:"client_id_issued_at"`
 	ClientSecretExpiresAt int64    `json:"client_secret_expires_at"`
-	RedirectURIs          []string `json:"redirect_uris"`
+	RedirectURIs          []string `json:"redirect_uris,omitempty"`
 	GrantTypes            []string `json:"grant_types"`
 	ResponseTypes         []string `json:"response_types"`
 	AuthMethod            string   `json:"token_endpoint_auth_method"`
@@ -132,7 +133,7 @@ func RegistrationHandler(store auth.ClientStore, opts RegistrationOptions) http.
 			ClientIDIssuedAt: rec.CreatedAt.Unix(),
 			RedirectURIs:     rec.RedirectURIs,
 			GrantTypes:       rec.GrantTypes,
-			ResponseTypes:    []string{"code"},
+			ResponseTypes:    responseTypes(rec.GrantTypes),
 			AuthMethod:       rec.AuthMethod,
 			ClientName:       rec.Name,
 			ClientURI:        rec.ClientURI,
@@ -159,16 +160,7 @@ func newClient(body []byte, opts RegistrationOptions) (auth.ClientRecord, string
 	if slices.Contains(req.GrantTypes, auth.GrantClientCreds) {
 		return auth.ClientRecord{}, "", invalidf("grant type client_credentials cannot be registered here; ask an operator to create the client")
 	}
-	if err := checkFlows(req.GrantTypes, req.ResponseTypes, opts.AllowedGrants); err != nil {
-		return auth.ClientRecord{}, "", err
-	}
-	grants := req.GrantTypes
-	if len(grants) == 0 {
-		// RFC 7591 defaults to authorization_code alone; MCP clients
-		// expect refresh tokens too, and the response tells them.
-		grants = opts.AllowedGrants
-	}
-	redirects, err := checkRedirectURIs(req.RedirectURIs, opts.MaxRedirectURIs, *opts.AllowLoopbackHTTP)
+	grants, redirects, err := checkGrants(req, opts)
 	if err != nil {
 		return auth.ClientRecord{}, "", err
 	}
@@ -181,7 +173,7 @@ func newClient(body []byte, opts RegistrationOptions) (auth.ClientRecord, string
 		Kind:         auth.ClientDynamic,
 		Name:         cleanName(req.ClientName),
 		RedirectURIs: redirects,
-		GrantTypes:   slices.Compact(slices.Clone(grants)),
+		GrantTypes:   grants,
 		AuthMethod:   method,
 		Scopes:       scopes,
 		CreatedAt:    opts.Now().UTC().Truncate(time.Second),
@@ -195,6 +187,46 @@ func newClient(body []byte, opts RegistrationOptions) (auth.ClientRecord, string
 		}
 	}
 	return rec, secret, nil
+}
+
+// checkGrants returns the grant types and redirect URIs of a
+// registration. Redirect URIs are required with authorization_code and
+// optional for a device-only client, which has nowhere to be sent back to.
+func checkGrants(req metadata, opts RegistrationOptions) (grants, redirects []string, err error) {
+	if err := checkFlows(req.GrantTypes, req.ResponseTypes, opts.AllowedGrants); err != nil {
+		return nil, nil, err
+	}
+	grants = req.GrantTypes
+	if len(grants) == 0 {
+		// RFC 7591 defaults to authorization_code alone; MCP clients
+		// expect refresh tokens too, and the response tells them. The
+		// device grant is registered only when asked for.
+		grants = slices.DeleteFunc(slices.Clone(opts.AllowedGrants), func(g string) bool { return g == auth.GrantDeviceCode })
+	}
+	grants = dedupe(grants)
+	if !slices.Contains(grants, auth.GrantAuthCode) && len(req.RedirectURIs) == 0 {
+		return grants, nil, nil
+	}
+	redirects, err = checkRedirectURIs(req.RedirectURIs, opts.MaxRedirectURIs, *opts.AllowLoopbackHTTP)
+	return grants, redirects, err
+}
+
+// responseTypes are the response types that go with grants: "code" for
+// the authorization code grant, none for a device-only client.
+func responseTypes(grants []string) []string {
+	if slices.Contains(grants, auth.GrantAuthCode) {
+		return []string{"code"}
+	}
+	return []string{}
+}
+
+// dedupe returns list without repeats, in first-seen order.
+func dedupe(list []string) []string {
+	var out []string
+	for _, s := range list {
+		out = appendNew(out, s)
+	}
+	return out
 }
 
 func writeMetadataError(w http.ResponseWriter, err error) {

@@ -31,6 +31,12 @@ type authRequest struct {
 
 	// Set by consent.
 	Approved bool
+
+	// Set for a device sign-in (/device): the device authorization the
+	// answer goes to, and its user code as shown. RedirectURI, State and
+	// Challenge are empty: the answer goes to no redirect.
+	DeviceID string
+	UserCode string
 }
 
 var _ op.AuthRequest = (*authRequest)(nil)

@@ -92,6 +92,56 @@ func TestClientCredentialsOnlyStatic(t *testing.T) {
 	}
 }
 
+// TestClientCredentialsScopeIntersection: asking for more than the client
+// holds (the MCP Python SDK asks for the scopes of the 401's
+// WWW-Authenticate) grants what it holds of them and says so in scope
+// (RFC 6749 §3.3); only an empty intersection is refused.
+func TestClientCredentialsScopeIntersection(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	id, secret, err := issuer.AddClient(e.cfg.Dir, "ci", []string{auth.ScopeExec, auth.ScopeFilesRead})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client{id: id, secret: secret}
+	cases := []struct {
+		name, scope, want string
+	}{
+		{"all gateway scopes", strings.Join(auth.AllScopes, " "), "sandbox:files:read sandbox:exec"},
+		{"one held one not", "sandbox:exec sandbox:audit", "sandbox:exec"},
+		{"unknown scope dropped", "sandbox:exec email", "sandbox:exec"},
+		{"protocol scopes dropped", "openid offline_access sandbox:files:read", "sandbox:files:read"},
+		{"only protocol scopes", "offline_access", "sandbox:exec sandbox:files:read"},
+		{"none", "", "sandbox:exec sandbox:files:read"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			form := url.Values{"grant_type": {"client_credentials"}}
+			if tc.scope != "" {
+				form.Set("scope", tc.scope)
+			}
+			tok := mustOK(t, e.tokenRequest(t, c, form))
+			if tok.Scope != tc.want {
+				t.Errorf("response scope = %q, want %q", tok.Scope, tc.want)
+			}
+			if cl, _ := verify(t, tok.AccessToken, e.publicKeys(t)); cl.str("scope") != tc.want {
+				t.Errorf("token scope = %q, want %q", cl.str("scope"), tc.want)
+			}
+			if tok.RefreshToken != "" || tok.IDToken != "" {
+				t.Error("client_credentials returned a refresh or ID token")
+			}
+		})
+	}
+	for _, scope := range []string{"sandbox:audit sandbox:browser", "admin"} {
+		r := e.tokenRequest(t, c, url.Values{"grant_type": {"client_credentials"}, "scope": {scope}})
+		mustFail(t, r, "invalid_scope")
+		if !strings.Contains(r.Description, "sandbox:exec sandbox:files:read") {
+			t.Errorf("%q refused with %q: want the scopes the client holds", scope, r.Description)
+		}
+	}
+}
+
 func TestAddClientValidation(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -107,7 +157,7 @@ func TestUnsupportedGrants(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	for _, gt := range []string{"password", "urn:ietf:params:oauth:grant-type:jwt-bearer",
-		"urn:ietf:params:oauth:grant-type:token-exchange", "urn:ietf:params:oauth:grant-type:device_code", "implicit"} {
+		"urn:ietf:params:oauth:grant-type:token-exchange", "implicit"} {
 		mustFail(t, e.tokenRequest(t, client{id: "x"}, url.Values{"grant_type": {gt}}), "unsupported_grant_type")
 	}
 	mustFail(t, e.tokenRequest(t, client{id: "x"}, url.Values{}), "invalid_request")

@@ -28,6 +28,10 @@ const maxStoredClients = 10000
 // Metadata-document clients are never stored; they are fetched.
 type clientsDoc struct {
 	Clients map[string]auth.ClientRecord `json:"clients"`
+	// Revoked maps a client ID to when RevokeClient ran: access tokens
+	// issued to it before then are refused. Entries go once every such
+	// token has expired.
+	Revoked map[string]time.Time `json:"revoked,omitempty"`
 }
 
 // AddClient creates a confidential client in dir for the

@@ -22,6 +22,7 @@ type consentPage struct {
 	ClientURI   string
 	Vouch       string // who stands behind the client's identity
 	RedirectURI string
+	UserCode    string // a device sign-in: the code the device shows
 	Resource    string
 	Scopes      []string // in words
 }
@@ -62,6 +63,7 @@ func (s *Server) consentForm(w http.ResponseWriter, r *http.Request) {
 		User:        ar.Subject,
 		ClientID:    ar.ClientID,
 		RedirectURI: ar.RedirectURI,
+		UserCode:    ar.UserCode,
 		Resource:    ar.Resource,
 	}
 	for _, sc := range ar.Scopes {
@@ -109,6 +111,10 @@ func (s *Server) consentSubmit(w http.ResponseWriter, r *http.Request) {
 	if !ok || ar.Subject == "" || browserID(cookie) != ar.Browser {
 		s.log.WarnContext(r.Context(), "consent: CSRF check failed", "auth_request_id", id)
 		s.problem(w, r, http.StatusForbidden, msgForged)
+		return
+	}
+	if ar.DeviceID != "" {
+		s.deviceAnswer(w, r, ar, r.PostForm.Get("action") == "approve")
 		return
 	}
 	if r.PostForm.Get("action") != "approve" {

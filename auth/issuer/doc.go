@@ -5,13 +5,17 @@
 // authorization server and the protected resource.
 //
 // Endpoints (Routes): /authorize, /login, /consent, /token, /revoke,
-// /jwks, /register (when DCR is on), and the metadata documents at
+// /jwks, /register (when DCR is on), /device_authorization and /device
+// (RFC 8628), and the metadata documents at
 // /.well-known/oauth-authorization-server and
 // /.well-known/openid-configuration.
 //
 // Grants: authorization code with PKCE S256 (required of every client,
 // confidential ones too), refresh token with rotation and reuse
-// detection, and client_credentials for clients made by AddClient.
+// detection, client_credentials for clients made by AddClient, and the
+// device authorization grant for clients that registered it (command-line
+// agents without a browser): the user types the code at /device, then
+// signs in and consents on the same pages as the code flow.
 //
 // Clients come in three kinds: static (AddClient; confidential), dynamic
 // (RFC 7591 registration through Config.RegisterHandler, stored here),
@@ -45,5 +49,6 @@
 // The operator functions (AddClient, AddUser, RotateKeys, EnsureDevUser)
 // work on the directory while a server runs: writers hold an flock and
 // replace files atomically, and the server re-reads a file when it
-// changed. Authorization requests and codes live in memory only.
+// changed. Authorization requests, codes and device authorizations live
+// in memory only (device codes by their SHA-256).
 package issuer

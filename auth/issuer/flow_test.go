@@ -143,11 +143,12 @@ func TestMetadata(t *testing.T) {
 			t.Fatal(err)
 		}
 		checks := map[string]any{
-			"issuer":                 e.url,
-			"authorization_endpoint": e.url + "/authorize",
-			"token_endpoint":         e.url + "/token",
-			"registration_endpoint":  e.url + "/register",
-			"jwks_uri":               e.url + "/jwks",
+			"issuer":                        e.url,
+			"authorization_endpoint":        e.url + "/authorize",
+			"token_endpoint":                e.url + "/token",
+			"registration_endpoint":         e.url + "/register",
+			"jwks_uri":                      e.url + "/jwks",
+			"device_authorization_endpoint": e.url + "/device_authorization",
 			"authorization_response_iss_parameter_supported": true,
 		}
 		for k, v := range checks {
@@ -168,7 +169,7 @@ func TestMetadata(t *testing.T) {
 		if got := list("code_challenge_methods_supported"); !slices.Equal(got, []string{"S256"}) {
 			t.Errorf("code_challenge_methods_supported = %v", got)
 		}
-		if got := list("grant_types_supported"); !slices.Equal(got, []string{"authorization_code", "refresh_token", "client_credentials"}) {
+		if got := list("grant_types_supported"); !slices.Equal(got, []string{"authorization_code", "refresh_token", "client_credentials", "urn:ietf:params:oauth:grant-type:device_code"}) {
 			t.Errorf("grant_types_supported = %v", got)
 		}
 		if got := list("scopes_supported"); !slices.Contains(got, "sandbox:exec") || !slices.Contains(got, "offline_access") {
@@ -202,7 +203,7 @@ func TestRoutes(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	routes := e.srv.Routes()
-	for _, want := range []string{"/authorize", "/token", "/register", "/jwks", "/login", "/consent", "/.well-known/oauth-authorization-server"} {
+	for _, want := range []string{"/authorize", "/token", "/register", "/jwks", "/login", "/consent", "/device_authorization", "/device", "/.well-known/oauth-authorization-server"} {
 		if !slices.Contains(routes, want) {
 			t.Errorf("Routes() lacks %s: %v", want, routes)
 		}

@@ -111,6 +111,7 @@ func (e *env) registration(store auth.ClientStore) http.Handler {
 // client is a registered client as a test uses it.
 type client struct {
 	id, secret string
+	post       bool // authenticate with client_secret_post rather than Basic
 }
 
 // register registers a client through /register.
@@ -133,8 +134,11 @@ func (e *env) register(t *testing.T, meta map[string]any) client {
 // registerRaw posts a registration request and returns the answer.
 func (e *env) registerRaw(t *testing.T, meta map[string]any) (int, []byte) {
 	t.Helper()
-	if _, ok := meta["redirect_uris"]; !ok {
+	// No redirect_uris gets the test's; a nil one sends none.
+	if v, ok := meta["redirect_uris"]; !ok {
 		meta["redirect_uris"] = []string{testRedirect}
+	} else if v == nil {
+		delete(meta, "redirect_uris")
 	}
 	body, _ := json.Marshal(meta)
 	resp, err := http.Post(e.url+"/register", "application/json", bytes.NewReader(body))

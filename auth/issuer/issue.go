@@ -28,6 +28,7 @@ var (
 	_ grant = (*authRequest)(nil)
 	_ grant = (*refreshGrant)(nil)
 	_ grant = (*clientGrant)(nil)
+	_ grant = (*deviceGrant)(nil)
 )
 
 // issue mints the token response for a validated grant. It replaces
@@ -69,6 +70,8 @@ func (s *Server) issue(ctx context.Context, g grant, client op.Client, withRefre
 		idReq = authIDToken{g}
 	case *refreshGrant:
 		idReq = refreshIDToken{g}
+	case *deviceGrant:
+		idReq = deviceIDToken{g}
 	default:
 		return resp, nil
 	}

@@ -64,7 +64,7 @@ func (s *Server) loginSubmit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	username, password := r.PostForm.Get("username"), r.PostForm.Get("password")
-	try, ok := s.limits.begin(username, r)
+	try, ok := s.limits.beginLogin(username, r)
 	if !ok {
 		s.log.WarnContext(r.Context(), "login: rate limited", "user", username, "remote_ip", clientIP(r))
 		s.problem(w, r, http.StatusTooManyRequests, "Too many failed sign-ins. Wait a minute and try again.")

@@ -19,6 +19,8 @@ const (
 	pathLogin       = "/login"
 	pathConsent     = "/consent"
 	pathRegister    = "/register"
+	pathDeviceAuthz = "/device_authorization"
+	pathDevice      = "/device"
 	pathASMetadata  = "/.well-known/oauth-authorization-server"
 	pathOIDCConfig  = "/.well-known/openid-configuration"
 	metadataMaxAge  = "public, max-age=300"
@@ -37,6 +39,7 @@ type metadata struct {
 	TokenEndpoint                     string   `json:"token_endpoint"`
 	JWKSURI                           string   `json:"jwks_uri"`
 	RegistrationEndpoint              string   `json:"registration_endpoint,omitempty"`
+	DeviceAuthorizationEndpoint       string   `json:"device_authorization_endpoint"`
 	RevocationEndpoint                string   `json:"revocation_endpoint"`
 	ScopesSupported                   []string `json:"scopes_supported"`
 	ResponseTypesSupported            []string `json:"response_types_supported"`
@@ -60,10 +63,11 @@ func (s *Server) buildMetadata() metadata {
 		TokenEndpoint:                     iss + pathToken,
 		JWKSURI:                           iss + pathJWKS,
 		RevocationEndpoint:                iss + pathRevoke,
+		DeviceAuthorizationEndpoint:       iss + pathDeviceAuthz,
 		ScopesSupported:                   append(append([]string{}, s.cfg.Scopes...), oidc.ScopeOpenID, oidc.ScopeOfflineAccess),
 		ResponseTypesSupported:            []string{string(oidc.ResponseTypeCode)},
 		ResponseModesSupported:            []string{string(oidc.ResponseModeQuery)},
-		GrantTypesSupported:               []string{auth.GrantAuthCode, auth.GrantRefresh, auth.GrantClientCreds},
+		GrantTypesSupported:               []string{auth.GrantAuthCode, auth.GrantRefresh, auth.GrantClientCreds, auth.GrantDeviceCode},
 		TokenEndpointAuthMethods:          authMethods,
 		RevocationEndpointAuthMethods:     authMethods,
 		CodeChallengeMethodsSupported:     []string{string(oidc.CodeChallengeMethodS256)},

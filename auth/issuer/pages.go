@@ -52,8 +52,12 @@ var pages = template.Must(template.New("layout").Parse(`{{define "head"}}<!docty
 <p class="note">Application ID: <code>{{.ClientID}}</code><br>
 {{if .ClientURI}}Web site (as it claims): <code>{{.ClientURI}}</code><br>{{end}}
 {{.Vouch}}</p>
-<p class="note">After you answer, you return to <code>{{.RedirectURI}}</code>.<br>
-Access is for <code>{{.Resource}}</code>.</p>
+{{if .UserCode}}<p>Code: <strong>{{.UserCode}}</strong></p>
+<p class="err">Approve only if you started this sign-in yourself and your device shows this code.
+If someone else gave you the code, deny.</p>
+<p class="note">After you answer, go back to your device.<br>
+{{else}}<p class="note">After you answer, you return to <code>{{.RedirectURI}}</code>.<br>
+{{end}}Access is for <code>{{.Resource}}</code>.</p>
 <form method="post" action="consent">
 <input type="hidden" name="id" value="{{.RequestID}}">
 <input type="hidden" name="csrf" value="{{.CSRF}}">
@@ -61,14 +65,29 @@ Access is for <code>{{.Resource}}</code>.</p>
 <button type="submit" name="action" value="deny">Deny</button></div>
 </form></body></html>{{end}}
 
+{{define "device"}}{{template "head"}}
+<h1>Sign in a device</h1>
+<p>Enter the code your device or terminal shows.</p>
+{{if .Error}}<p class="err">{{.Error}}</p>{{end}}
+<form method="post" action="device">
+<input type="hidden" name="csrf" value="{{.CSRF}}">
+<label for="user_code">Code</label><input id="user_code" name="user_code" value="{{.UserCode}}" autocomplete="off" autocapitalize="characters" spellcheck="false" required autofocus>
+<button type="submit">Continue</button>
+</form></body></html>{{end}}
+
+{{define "device_done"}}{{template "head"}}
+<h1>Device sign-in</h1><p>{{.}}</p></body></html>{{end}}
+
 {{define "problem"}}{{template "head"}}
 <h1>Sign-in stopped</h1><p>{{.}}</p></body></html>{{end}}
 `))
 
 const (
-	loginTemplate   = "login"
-	consentTemplate = "consent"
-	problemTemplate = "problem"
+	loginTemplate      = "login"
+	consentTemplate    = "consent"
+	problemTemplate    = "problem"
+	deviceTemplate     = "device"
+	deviceDoneTemplate = "device_done"
 )
 
 // render writes a page with headers that keep it out of caches and

@@ -2,6 +2,7 @@ package issuer
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 
@@ -31,9 +32,7 @@ func describeScope(scope string) string {
 // isProtocolScope reports whether scope is about the OAuth/OIDC protocol
 // rather than the gateway: it is always accepted and never appears in an
 // access token's scope claim.
-func isProtocolScope(scope string) bool {
-	return scope == oidc.ScopeOpenID || scope == oidc.ScopeOfflineAccess
-}
+func isProtocolScope(scope string) bool { return auth.IsProtocolScope(scope) }
 
 // grantable returns the gateway scopes rec may be granted: the
 // configured scopes, narrowed to the record's list when it has one.
@@ -55,28 +54,32 @@ func (s *storage) grantable(rec auth.ClientRecord) []string {
 }
 
 // authorizeScopes decides the scopes of an authorization request. No
-// scope means every scope the client may have (MCP clients often send
-// none). A scope the client may not have is refused rather than silently
-// dropped, so the client learns why its token lacks it.
+// gateway scope means every gateway scope the client may have (MCP
+// clients often send none, or only offline_access); protocol scopes are
+// always granted when asked for. A gateway scope the client may not have
+// is refused rather than silently dropped, so the client learns why its
+// token lacks it.
 func (s *storage) authorizeScopes(rec auth.ClientRecord, requested []string) ([]string, *oidc.Error) {
 	allowed := s.grantable(rec)
-	if len(requested) == 0 {
-		requested = allowed
-	}
-	hasGateway := false
+	var gateway, protocol []string
 	for _, sc := range requested {
 		switch {
 		case isProtocolScope(sc):
+			protocol = append(protocol, sc)
 		case slices.Contains(allowed, sc):
-			hasGateway = true
+			gateway = append(gateway, sc)
 		default:
-			return nil, oidc.ErrInvalidScope().WithDescription("scope %q is not available to this client", sc)
+			return nil, oidc.ErrInvalidScope().WithDescription("scope %q is not available to this client; it may have: %s",
+				sc, strings.Join(append(slices.Clone(allowed), auth.ProtocolScopes...), " "))
 		}
 	}
-	if !hasGateway {
-		return nil, oidc.ErrInvalidScope().WithDescription("request at least one gateway scope")
+	if len(gateway) == 0 {
+		gateway = allowed
 	}
-	return dedupe(requested), nil
+	if len(gateway) == 0 {
+		return nil, oidc.ErrInvalidScope().WithDescription("this client may not be granted any gateway scope")
+	}
+	return dedupe(append(slices.Clone(gateway), protocol...)), nil
 }
 
 // gatewayScopes drops protocol scopes.

@@ -20,10 +20,12 @@ type Server struct {
 	st       *storage
 	provider *op.Provider
 	csrf     *csrf
-	limits   *loginLimiter
-	meta     metadata
-	mux      *http.ServeMux
-	routes   []string
+	limits   *failureLimiter // failed logins
+	// codeLimits limits wrong user codes at /device.
+	codeLimits *failureLimiter
+	meta       metadata
+	mux        *http.ServeMux
+	routes     []string
 }
 
 var _ auth.KeySource = (*Server)(nil)
@@ -65,12 +67,13 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("issuer: build provider: %w", err)
 	}
 	s := &Server{
-		cfg:      cfg,
-		log:      cfg.Logger,
-		st:       st,
-		provider: provider,
-		csrf:     newCSRF(strings.HasPrefix(cfg.Issuer, "https://")),
-		limits:   newLoginLimiter(),
+		cfg:        cfg,
+		log:        cfg.Logger,
+		st:         st,
+		provider:   provider,
+		csrf:       newCSRF(strings.HasPrefix(cfg.Issuer, "https://")),
+		limits:     newLoginLimiter(),
+		codeLimits: newUserCodeLimiter(),
 	}
 	s.meta = s.buildMetadata()
 	s.buildMux()
@@ -91,6 +94,8 @@ func (s *Server) buildMux() {
 	handle(pathLogin, http.HandlerFunc(s.login))
 	handle(pathConsent, http.HandlerFunc(s.consent))
 	handle(pathToken, cors(http.HandlerFunc(s.token)))
+	handle(pathDeviceAuthz, cors(http.HandlerFunc(s.deviceAuthorization)))
+	handle(pathDevice, http.HandlerFunc(s.device))
 	handle(pathRevoke, cors(http.HandlerFunc(s.revoke)))
 	handle(pathJWKS, cors(http.HandlerFunc(s.jwks)))
 	handle(pathASMetadata, cors(http.HandlerFunc(s.serveMetadata)))

@@ -30,6 +30,7 @@ type storage struct {
 	refresh   *jsonFile[refreshDoc]
 	clients   *clientResolver
 	reqs      *authRequests
+	devices   *deviceAuthzs
 }
 
 var (
@@ -50,7 +51,8 @@ func newStorage(cfg Config) *storage {
 			fetch:   cfg.ClientFetcher,
 			devMode: cfg.DevMode,
 		},
-		reqs: newAuthRequests(),
+		reqs:    newAuthRequests(),
+		devices: newDeviceAuthzs(),
 	}
 }
 

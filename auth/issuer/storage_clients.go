@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -131,24 +132,36 @@ func (s *storage) ClientCredentials(ctx context.Context, id, secret string) (op.
 	return s.opClient(rec), nil
 }
 
-// ClientCredentialsTokenRequest checks the requested scopes against those
-// granted at AddClient (all of them when none are requested) and binds the
-// request to the resource the token endpoint validated.
+// ClientCredentialsTokenRequest grants the requested scopes the client
+// holds (all it holds when it names none) and binds the request to the
+// resource the token endpoint validated. Asking for more is not an error
+// (RFC 6749 §3.3): the MCP Python SDK asks for the scopes of the 401's
+// WWW-Authenticate, whatever the client holds, and the response's scope
+// tells it what it got. Protocol scopes mean nothing here (no user, no
+// refresh token) and are dropped.
 func (s *storage) ClientCredentialsTokenRequest(ctx context.Context, id string, scopes []string) (op.TokenRequest, error) {
 	rec, err := s.clients.lookup(ctx, id)
 	if err != nil {
 		return nil, oidc.ErrInvalidClient().WithParent(err)
 	}
-	allowed := s.grantable(rec)
-	if len(scopes) == 0 {
-		scopes = allowed
-	}
+	held := s.grantable(rec)
+	var named, granted []string
 	for _, sc := range scopes {
-		if !slices.Contains(allowed, sc) {
-			return nil, oidc.ErrInvalidScope().WithDescription("scope %q was not granted to this client", sc)
+		if isProtocolScope(sc) {
+			continue
+		}
+		named = append(named, sc)
+		if slices.Contains(held, sc) {
+			granted = append(granted, sc)
 		}
 	}
-	return &clientGrant{clientID: id, scopes: dedupe(scopes), resource: s.resources.fromContext(ctx)}, nil
+	if len(named) == 0 {
+		granted = held
+	}
+	if len(granted) == 0 {
+		return nil, oidc.ErrInvalidScope().WithDescription("this client holds none of the requested scopes; it holds: %s", strings.Join(held, " "))
+	}
+	return &clientGrant{clientID: id, scopes: dedupe(granted), resource: s.resources.fromContext(ctx)}, nil
 }
 
 // clientGrant is a client_credentials token request: the client acts for

@@ -30,6 +30,9 @@ func (s *storage) CreateAccessAndRefreshTokens(ctx context.Context, req op.Token
 	case *authRequest:
 		next = refreshRecord{Family: g.ID, ClientID: g.ClientID, Subject: g.Subject,
 			Resource: g.Resource, Scopes: slices.Clone(g.Scopes), AuthTime: g.AuthTime}
+	case *deviceGrant:
+		next = refreshRecord{Family: g.d.ID, ClientID: g.d.ClientID, Subject: g.d.Subject,
+			Resource: g.d.Resource, Scopes: slices.Clone(g.d.Scopes), AuthTime: g.d.AuthTime}
 	case *refreshGrant:
 		next = g.rec
 		next.UsedAt = time.Time{}
@@ -64,9 +67,16 @@ func (s *storage) CreateAccessAndRefreshTokens(ctx context.Context, req op.Token
 		s.log.WarnContext(ctx, "refresh token reused; revoked its family", "client_id", next.ClientID)
 		err = oidc.ErrInvalidGrant().WithDescription("refresh token already used")
 	}
+	// A replay that raced this redemption may have revoked the family
+	// before this token joined it; one of the two sides sees the other.
 	if a, ok := req.(*authRequest); ok && err == nil && s.reqs.replayed(a.ID) {
 		if err = s.revokeFamily(a.ID); err == nil {
 			err = oidc.ErrInvalidGrant().WithDescription("authorization code was already used")
+		}
+	}
+	if g, ok := req.(*deviceGrant); ok && err == nil && s.devices.replayed(g.d.ID) {
+		if err = s.revokeFamily(g.d.ID); err == nil {
+			err = oidc.ErrInvalidGrant().WithDescription("device_code was already used")
 		}
 	}
 	if err != nil {

@@ -16,8 +16,8 @@ const maxFormBytes = 64 << 10
 // token is the token endpoint. zitadel parses and validates each grant
 // (client authentication, PKCE verifier, redirect_uri, refresh token
 // ownership); we add the resource parameter and mint the response in
-// issue. Grants zitadel would otherwise offer (JWT bearer, token exchange,
-// device code) are not served.
+// issue. The device code grant is ours (device_token.go). Grants zitadel
+// would otherwise offer (JWT bearer, token exchange) are not served.
 func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Pragma", "no-cache")
@@ -49,6 +49,8 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		resp, err = s.exchangeCode(ctx, r, resource)
 	case string(oidc.GrantTypeRefreshToken):
 		resp, err = s.exchangeRefresh(ctx, r, resource)
+	case string(oidc.GrantTypeDeviceCode):
+		resp, err = s.exchangeDevice(ctx, r, resource)
 	case string(oidc.GrantTypeClientCredentials):
 		resp, err = s.exchangeClientCredentials(withResource(ctx, resource), r)
 	case "":
@@ -151,7 +153,12 @@ func (s *Server) tokenError(w http.ResponseWriter, r *http.Request, err error, s
 			status = http.StatusInternalServerError
 		}
 	}
-	if e.ErrorType != oidc.ServerError {
+	switch e.ErrorType {
+	case oidc.ServerError:
+	case oidc.AuthorizationPending, oidc.SlowDown:
+		// A waiting device polls every few seconds: not news.
+		s.log.DebugContext(r.Context(), "device token request pending", "error", e.ErrorType)
+	default:
 		// Descriptions and parents name clients and reasons, never secrets.
 		s.log.InfoContext(r.Context(), "token request refused", "error", err.Error())
 	}

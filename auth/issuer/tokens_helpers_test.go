@@ -29,22 +29,7 @@ type tokenResp struct {
 // when it has a secret and with client_id in the body otherwise.
 func (e *env) tokenRequest(t *testing.T, c client, form url.Values) tokenResp {
 	t.Helper()
-	if c.secret == "" && c.id != "" {
-		form.Set("client_id", c.id)
-	}
-	req, err := http.NewRequest(http.MethodPost, e.url+"/token", strings.NewReader(form.Encode()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	if c.secret != "" {
-		req.SetBasicAuth(url.QueryEscape(c.id), url.QueryEscape(c.secret))
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body := readBody(t, resp)
+	resp, body := e.clientPost(t, "/token", c, form)
 	var out tokenResp
 	if err := json.Unmarshal([]byte(body), &out); err != nil {
 		t.Fatalf("token response %d is not JSON: %s", resp.StatusCode, body)
@@ -54,6 +39,36 @@ func (e *env) tokenRequest(t *testing.T, c client, form url.Values) tokenResp {
 		t.Errorf("token response Cache-Control = %q, want no-store", resp.Header.Get("Cache-Control"))
 	}
 	return out
+}
+
+// clientPost posts form to path as client c: HTTP Basic when it has a
+// secret (client_secret_post when c.post), client_id in the body
+// otherwise.
+func (e *env) clientPost(t *testing.T, path string, c client, form url.Values) (*http.Response, string) {
+	t.Helper()
+	if form == nil {
+		form = url.Values{}
+	}
+	switch {
+	case c.secret != "" && c.post:
+		form.Set("client_id", c.id)
+		form.Set("client_secret", c.secret)
+	case c.secret == "" && c.id != "":
+		form.Set("client_id", c.id)
+	}
+	req, err := http.NewRequest(http.MethodPost, e.url+path, strings.NewReader(form.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if c.secret != "" && !c.post {
+		req.SetBasicAuth(url.QueryEscape(c.id), url.QueryEscape(c.secret))
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, readBody(t, resp)
 }
 
 // exchange redeems code with a's verifier.

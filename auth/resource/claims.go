@@ -30,6 +30,9 @@ func identityFromClaims(claims map[string]any, tenantClaim string) (auth.Identit
 	if exp, ok := numericDate(claims["exp"]); ok {
 		id.ExpiresAt = exp
 	}
+	if iat, ok := numericDate(claims["iat"]); ok {
+		id.IssuedAt = iat
+	}
 	if tenantClaim != "" && tenantClaim != "sub" {
 		// No fallback to sub: a deployment that names a tenant claim
 		// relies on it for isolation, and silently using sub would put

@@ -16,7 +16,10 @@
 //     nor an HMAC keyed with a public key can pass;
 //   - a token must name this resource in "aud" (RFC 8707), so a token minted
 //     for another service cannot be replayed here;
-//   - no token, nor any part of one, is ever logged or echoed back.
+//   - no token, nor any part of one, is ever logged or echoed back;
+//   - with an [auth.RevocationSource] (the embedded issuer), a token issued
+//     to a client before `gateway client revoke` is refused at once, even
+//     when its verification is cached.
 //
 // Errors from a [Verifier] that wrap [auth.ErrInvalidToken] carry a reason
 // that is safe to show the client; any other error means the verifier could

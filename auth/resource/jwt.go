@@ -25,8 +25,11 @@ type JWTConfig struct {
 	// issuer's RFC 8414 metadata. Either way keys are cached and reloaded
 	// on an unknown kid (at most once per MinRefreshInterval) and when
 	// older than five minutes.
-	Keys       auth.KeySource
-	HTTPClient *http.Client // for discovery and JWKS; default: 10s timeout
+	Keys auth.KeySource
+	// Revocations, when set, is asked about every token's client on every
+	// request, cached or not (the embedded issuer: revoked clients).
+	Revocations auth.RevocationSource
+	HTTPClient  *http.Client // for discovery and JWKS; default: 10s timeout
 	// MinRefreshInterval bounds JWKS reloads triggered by unknown kids;
 	// default 30s.
 	MinRefreshInterval time.Duration
@@ -118,7 +121,7 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string) (auth.Identity, 
 	digest := sha256.Sum256([]byte(token))
 	if id, kid, ok := v.cache.get(digest); ok {
 		if _, err := v.keys.get(ctx, kid); err == nil {
-			return id, nil
+			return v.unlessRevoked(ctx, id)
 		}
 		v.cache.drop(digest)
 	}
@@ -132,12 +135,32 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string) (auth.Identity, 
 		return auth.Identity{}, classify(err, parsed, claims)
 	}
 	id, err := identityFromClaims(claims, v.cfg.TenantClaim)
-	if err == nil && !id.ExpiresAt.IsZero() {
+	if err != nil {
+		return id, err
+	}
+	if !id.ExpiresAt.IsZero() {
 		// Until exp, not exp+leeway: past it the token gets the full
 		// check, which still grants the leeway.
 		v.cache.put(digest, id, kid, id.ExpiresAt)
 	}
-	return id, err
+	return v.unlessRevoked(ctx, id)
+}
+
+// unlessRevoked returns id unless its token was issued to a client before
+// the client was revoked. A token without iat counts as issued before any
+// revocation.
+func (v *JWTVerifier) unlessRevoked(ctx context.Context, id auth.Identity) (auth.Identity, error) {
+	if v.cfg.Revocations == nil || id.ClientID == "" {
+		return id, nil
+	}
+	revoked, err := v.cfg.Revocations.ClientRevoked(ctx, id.ClientID, id.IssuedAt)
+	if err != nil {
+		return auth.Identity{}, fmt.Errorf("check client revocation: %w", err)
+	}
+	if revoked {
+		return auth.Identity{}, invalid("the client this token was issued to was revoked; sign in again")
+	}
+	return id, nil
 }
 
 // keyFor picks the key for a token whose alg the parser already allowed.

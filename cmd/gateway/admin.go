@@ -17,11 +17,15 @@ import (
 // the change up.
 //
 //	gateway client add --name NAME --scopes S1,S2   (prints the secret once)
+//	gateway client list | revoke CLIENT_ID          (client.go)
 //	gateway keys rotate
 //	gateway user add NAME [--tenant T]              (password from stdin)
 func runAdmin(args []string, stdin io.Reader, stdout io.Writer) error {
 	if len(args) < 2 {
-		return errors.New("usage: gateway client add | keys rotate | user add NAME")
+		return errors.New("usage: gateway client add|list|revoke | keys rotate | user add NAME")
+	}
+	if args[0] == "client" && (args[1] == "list" || args[1] == "revoke") {
+		return runClient(args[1:], stdout)
 	}
 	fs := flag.NewFlagSet(args[0]+" "+args[1], flag.ContinueOnError)
 	fs.SetOutput(stdout)
@@ -83,7 +87,7 @@ func runAdmin(args []string, stdin io.Reader, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "user %s added (tenant %s)\n", fs.Arg(0), t)
 		return nil
 	}
-	return fmt.Errorf("unknown command %q; want client add, keys rotate or user add", args[0]+" "+args[1])
+	return fmt.Errorf("unknown command %q; want client add, client list, client revoke, keys rotate or user add", args[0]+" "+args[1])
 }
 
 func contains(xs []string, x string) bool {

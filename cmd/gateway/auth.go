@@ -53,7 +53,13 @@ func setupAuth(ctx context.Context, cfg config, gcfg *gateway.Config, stderr io.
 		return nil, fmt.Errorf("--auth %q: want embedded, external or none", cfg.AuthMode)
 	}
 	var verifier resource.Verifier
-	jwtv, err := resource.NewJWTVerifier(ctx, resource.JWTConfig{Issuer: issuerURL, Audience: resourceURI, TenantClaim: cfg.TenantClaim, Keys: keys})
+	jwtcfg := resource.JWTConfig{Issuer: issuerURL, Audience: resourceURI, TenantClaim: cfg.TenantClaim, Keys: keys}
+	if rs, ok := keys.(auth.RevocationSource); ok {
+		// The embedded issuer: `gateway client revoke` stops a client's
+		// access tokens at once, not at their expiry.
+		jwtcfg.Revocations = rs
+	}
+	jwtv, err := resource.NewJWTVerifier(ctx, jwtcfg)
 	if err != nil {
 		cleanup()
 		return nil, fmt.Errorf("set up token verification for issuer %s: %w", issuerURL, err)

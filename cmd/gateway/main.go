@@ -3,6 +3,7 @@
 //	gateway [flags]                 serve MCP at http://ADDR/mcp
 //	gateway audit verify FILE       check an audit log's hash chain
 //	gateway apikey add|list|revoke  manage API keys of the E2B-compatible API
+//	gateway client add|list|revoke  manage OAuth clients of the embedded authorization server
 //	gateway healthcheck             exit 0 when a local gateway is healthy
 //	gateway tools check DIR         check a directory of custom tool manifests
 package main
