@@ -98,6 +98,11 @@ type E2BConfig struct {
 	// must share it, and it must outlive restarts for tokens to; empty
 	// gets a random key, valid for this process only.
 	AccessKey []byte
+	// OwnerRevoked reports whether the credential that owns the
+	// sandboxes of an owner digest (Principal.Digest) was revoked: an API
+	// key (`gateway apikey revoke`). Their access tokens then stop at
+	// once. An error counts as revoked. nil: never.
+	OwnerRevoked func(owner string) (bool, error)
 }
 
 // DefaultTemplates are the E2B templates every gateway serves with its

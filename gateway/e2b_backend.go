@@ -243,22 +243,50 @@ func (e e2bBackend) describe(b *box, p Principal) e2b.Sandbox {
 		Allow: b.gate.Allow().Strings(), AccessToken: e.g.accessToken(b, p.Scopes)}
 }
 
-// Open finds the sandbox a data-plane request names and checks its
+// Open finds the sandbox a data-plane request for op names and checks its
 // access token. Anyone holding the token acts as the sandbox's creator,
-// within the scopes the token grants.
-func (e e2bBackend) Open(ctx context.Context, id, token string) (e2b.Runner, error) {
-	notFound := fmt.Errorf("sandbox %q: %w (or the access token is not this sandbox's)", id, sandbox.ErrNotFound)
+// within the scopes the token grants, for as long as the credential that
+// created the sandbox is not revoked. Every refusal is audited
+// (e2b_denied.go) and answered alike: not found.
+func (e e2bBackend) Open(ctx context.Context, id, token, op string) (e2b.Runner, error) {
+	r, reason := e.open(ctx, id, token)
+	if reason != "" {
+		e.g.denyData(ctx, Principal{}, id, op, reason)
+		return nil, fmt.Errorf("sandbox %q: %w (or the access token is not this sandbox's)", id, sandbox.ErrNotFound)
+	}
+	return r, nil
+}
+
+// open is Open without the audit: the runner, or why there is none.
+func (e e2bBackend) open(ctx context.Context, id, token string) (*e2bRunner, string) {
+	switch {
+	case id == "":
+		return nil, "no sandbox id"
+	case token == "":
+		return nil, "no access token"
+	}
 	b, err := e.g.boxes.byAccess(ctx, id)
 	if err != nil {
-		return nil, notFound
+		return nil, "no such sandbox"
 	}
 	scopes, ok := e.g.accessScopes(b, token)
-	if !ok || b.isGone() {
-		return nil, notFound
+	switch {
+	case !ok:
+		return nil, "access token not valid for this sandbox"
+	case b.isGone():
+		return nil, "sandbox is gone"
+	}
+	if revoked := e.g.cfg.E2B.OwnerRevoked; revoked != nil {
+		switch gone, err := revoked(b.owner); {
+		case err != nil:
+			return nil, "could not check the credential that created the sandbox: " + err.Error()
+		case gone:
+			return nil, "the API key that created the sandbox is revoked"
+		}
 	}
 	who := b.creator
 	p := Principal{Issuer: who.Issuer, Subject: who.Subject, Tenant: cmp.Or(who.Tenant, b.tenant), ClientID: who.ClientID, Scopes: scopes}
-	return &e2bRunner{g: e.g, b: b, p: p}, nil
+	return &e2bRunner{g: e.g, b: b, p: p}, ""
 }
 
 // e2bRunner runs data-plane calls in one sandbox (e2b.Runner).
@@ -272,6 +300,7 @@ func (r *e2bRunner) ID() string { return r.b.id() }
 
 func (r *e2bRunner) Do(ctx context.Context, op e2b.Op, fn func(ctx context.Context, c *protocol.Client) error) error {
 	if r.g.cfg.Auth != nil && !slices.Contains(r.p.Scopes, op.Scope) {
+		r.g.denyData(ctx, r.p, r.b.id(), op.Name, "insufficient scope: needs "+op.Scope)
 		return fmt.Errorf("%w: %s needs scope %s, which this sandbox's access token does not grant", e2b.ErrForbidden, op.Name, op.Scope)
 	}
 	return r.g.apiCall(ctx, r.p, r.b, op, func(ctx context.Context) error {

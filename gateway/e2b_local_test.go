@@ -37,10 +37,7 @@ func e2bKeyGatewayOn(t *testing.T, start func(testing.TB, net.Listener, func(*ga
 		t.Fatal(err)
 	}
 	og := startOAuthGatewayOn(t, start, func(c *gateway.Config) {
-		c.E2B.APIKey = func(key string) (gateway.Principal, error) {
-			rec, err := keys.Lookup(key)
-			return gateway.PrincipalFor(rec.Identity()), err
-		}
+		c.E2B.UseAPIKeys(keys)
 	})
 	return og, keys
 }

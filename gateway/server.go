@@ -40,6 +40,7 @@ type Server struct {
 	custom   *customTools       // the operator's tools; nil without Config.ToolsDir
 	args     *argValidator
 	limits   *callLimits
+	denied   *deniedLog // rate of refused E2B data-plane requests' records
 	http     *server.StreamableHTTPServer
 	metrics  *metrics.Metrics
 	ready    atomic.Bool
@@ -71,7 +72,7 @@ func New(ctx context.Context, cfg Config, p sandbox.Provider, store AuditStore, 
 		return nil, fmt.Errorf("replicated gateways need a provider whose sandbox records they share and can update (sandbox.Recorder); %T is none", p)
 	}
 	m := metrics.New()
-	g := &Server{cfg: cfg, log: log, audit: timedAudit{store, m}, limits: newCallLimits(cfg.ToolCallsPerMinute), metrics: m}
+	g := &Server{cfg: cfg, log: log, audit: timedAudit{store, m}, limits: newCallLimits(cfg.ToolCallsPerMinute), denied: newDeniedLog(), metrics: m}
 	if s, ok := store.(interface {
 		OnSync(func(time.Duration, int))
 	}); ok {

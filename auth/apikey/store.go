@@ -155,6 +155,21 @@ func (s *Store) List() ([]Record, error) {
 	return out, nil
 }
 
+// Revoked returns the records of the revoked keys, oldest first.
+func (s *Store) Revoked() ([]Record, error) {
+	snap, err := s.load()
+	if err != nil {
+		return nil, fmt.Errorf("list revoked API keys: %w", err)
+	}
+	var out []Record
+	for _, e := range snap.entries {
+		if e.Revoked() {
+			out = append(out, e.Record.clone())
+		}
+	}
+	return out, nil
+}
+
 // Revoke revokes the key with the given ID, or returns an error wrapping
 // ErrNotFound. Revoking a revoked key succeeds and keeps the time of the
 // first revocation, so a retried revoke is harmless. A running gateway

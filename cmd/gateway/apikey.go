@@ -134,6 +134,8 @@ func apiKeyRevoke(path, id string, stdout io.Writer) error {
 		}
 		return err
 	}
-	fmt.Fprintf(stdout, "API key %s revoked; a running gateway refuses it from its next request\n", id)
+	fmt.Fprintf(stdout, "API key %s revoked; a running gateway refuses it from its next request.\n", id)
+	fmt.Fprintln(stdout, "The sandboxes it created stop answering at once: their access tokens (E2B data plane) are refused from the next request.")
+	fmt.Fprintln(stdout, "They keep running, with their files, until their timeout (at most --max-lifetime) and are then removed; no other key can reach them.")
 	return nil
 }

@@ -38,7 +38,7 @@ func TestAPIKeyCommands(t *testing.T) {
 		t.Fatalf("apikey list printed:\n%s\nwant one live row with the default scopes and no key", out)
 	}
 
-	if out, err = gw("apikey", "revoke", "--var", varDir, id[1]); err != nil || !strings.Contains(out, "revoked") {
+	if out, err = gw("apikey", "revoke", "--var", varDir, id[1]); err != nil || !strings.Contains(out, "revoked") || !strings.Contains(out, "stop answering at once") {
 		t.Fatalf("apikey revoke = %v\n%s", err, out)
 	}
 	out, _ = gw("apikey", "list", "--var", varDir)

@@ -32,13 +32,7 @@ func setupE2B(cfg config, g *gateway.Config) error {
 	if err != nil {
 		return fmt.Errorf("open API keys: %w", err)
 	}
-	g.E2B.APIKey = func(key string) (gateway.Principal, error) {
-		rec, err := keys.Lookup(key)
-		if err != nil {
-			return gateway.Principal{}, err
-		}
-		return gateway.PrincipalFor(rec.Identity()), nil
-	}
+	g.E2B.UseAPIKeys(keys)
 	return nil
 }
 

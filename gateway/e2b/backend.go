@@ -31,10 +31,12 @@ type Backend interface {
 	// Metrics samples the sandbox's resource use now.
 	Metrics(ctx context.Context, id string) (Metrics, error)
 
-	// Open authorises a data-plane request by the sandbox's access token
-	// (as Sandbox.AccessToken gave it) and returns the sandbox's runner.
-	// A wrong token and an unknown sandbox are both sandbox.ErrNotFound.
-	Open(ctx context.Context, id, accessToken string) (Runner, error)
+	// Open authorises a data-plane request for operation op (an Op's
+	// Name) by the sandbox's access token (as Sandbox.AccessToken gave
+	// it) and returns the sandbox's runner. A missing or wrong token and
+	// an unknown sandbox are all sandbox.ErrNotFound; each refusal is
+	// audited, as MCP's are.
+	Open(ctx context.Context, id, accessToken, op string) (Runner, error)
 }
 
 // CreateRequest is what a client may choose about a new sandbox.
@@ -85,6 +87,15 @@ type Runner interface {
 type HostReader interface {
 	OpenRegular(path string) (*os.File, fs.FileInfo, error)
 }
+
+// Names of the data-plane operations served over plain HTTP; the envd
+// services' are "process.<Method>" and "filesystem.<Method>".
+const (
+	opDownload = "files.download"
+	opUpload   = "files.upload"
+	opExecute  = "interpreter.execute"
+	opRestart  = "interpreter.restart"
+)
 
 // Op names a data-plane call for the audit log and the scope check.
 type Op struct {

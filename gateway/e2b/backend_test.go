@@ -37,7 +37,7 @@ type testBackend struct {
 	openRegular func(path string) (*os.File, fs.FileInfo, error)
 }
 
-func (b *testBackend) Open(_ context.Context, id, token string) (e2b.Runner, error) {
+func (b *testBackend) Open(_ context.Context, id, token, _ string) (e2b.Runner, error) {
 	if id != b.runner.id || token != testToken {
 		return nil, fmt.Errorf("sandbox %s: %w", id, sandbox.ErrNotFound)
 	}

@@ -46,7 +46,7 @@ func (a *API) envdRoutes(mux *http.ServeMux) {
 // do resolves the request's sandbox from its headers and runs fn as one
 // audited call of it; every error comes back as a *connect.Error.
 func (a *API) do(ctx context.Context, h http.Header, op Op, fn func(ctx context.Context, c *protocol.Client) error) error {
-	r, err := a.open(ctx, h)
+	r, err := a.open(ctx, h, op.Name)
 	if err != nil {
 		return connectError(err)
 	}

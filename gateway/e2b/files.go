@@ -48,13 +48,13 @@ func (a *API) download(w http.ResponseWriter, r *http.Request) {
 		replyError(w, err)
 		return
 	}
-	rn, err := a.open(r.Context(), r.Header)
+	rn, err := a.open(r.Context(), r.Header, opDownload)
 	if err != nil {
 		replyError(w, err)
 		return
 	}
 	started := false
-	op := Op{Name: "files.download", Scope: auth.ScopeFilesRead, ReadOnly: true, Summary: map[string]any{"path": path}}
+	op := Op{Name: opDownload, Scope: auth.ScopeFilesRead, ReadOnly: true, Summary: map[string]any{"path": path}}
 	err = rn.Do(r.Context(), op, func(ctx context.Context, c *protocol.Client) error {
 		if hr, ok := rn.(HostReader); ok {
 			if f, fi, err := hr.OpenRegular(path); err == nil {

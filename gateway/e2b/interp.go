@@ -61,14 +61,14 @@ func (a *API) execute(w http.ResponseWriter, r *http.Request) {
 		replyError(w, err)
 		return
 	}
-	rn, err := a.open(r.Context(), interpHeader(r.Header))
+	rn, err := a.open(r.Context(), interpHeader(r.Header), opExecute)
 	if err != nil {
 		replyError(w, err)
 		return
 	}
 	out := newCellStream(w)
 	var res protocol.InterpResult
-	op := Op{Name: "interpreter.execute", Scope: auth.ScopeExec,
+	op := Op{Name: opExecute, Scope: auth.ScopeExec,
 		Summary: map[string]any{"language": ctxID, "code_bytes": len(req.Code), "env_vars": len(req.EnvVars)}}
 	err = rn.Do(r.Context(), op, func(ctx context.Context, c *protocol.Client) error {
 		var runErr error

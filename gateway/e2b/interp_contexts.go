@@ -75,12 +75,12 @@ func (a *API) restartContext(w http.ResponseWriter, r *http.Request) {
 		replyError(w, err)
 		return
 	}
-	rn, err := a.open(r.Context(), interpHeader(r.Header))
+	rn, err := a.open(r.Context(), interpHeader(r.Header), opRestart)
 	if err != nil {
 		replyError(w, err)
 		return
 	}
-	op := Op{Name: "interpreter.restart", Scope: auth.ScopeExec, Summary: map[string]any{"language": lang}}
+	op := Op{Name: opRestart, Scope: auth.ScopeExec, Summary: map[string]any{"language": lang}}
 	err = rn.Do(r.Context(), op, func(ctx context.Context, c *protocol.Client) error {
 		var res protocol.InterpResult
 		if err := c.Call(ctx, protocol.OpInterpRestart, protocol.InterpRestartRequest{Language: lang}, &res); err != nil {

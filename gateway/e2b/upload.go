@@ -33,7 +33,7 @@ func (a *API) upload(w http.ResponseWriter, r *http.Request) {
 		replyErrorStatus(w, http.StatusBadRequest, fmt.Sprintf("cannot upload a %s body: send the file as application/octet-stream with ?path=, or as multipart/form-data with one \"file\" part per file", mediaType))
 		return
 	}
-	rn, err := a.open(r.Context(), r.Header)
+	rn, err := a.open(r.Context(), r.Header, opUpload)
 	if err != nil {
 		replyError(w, err)
 		return

@@ -39,7 +39,7 @@ func (a *API) uploadFile(ctx context.Context, rn Runner, p string, src io.Reader
 		summary["bytes"] = size
 	}
 	var info writeInfo
-	op := Op{Name: "files.upload", Scope: auth.ScopeFilesWrite, Summary: summary}
+	op := Op{Name: opUpload, Scope: auth.ScopeFilesWrite, Summary: summary}
 	err := rn.Do(ctx, op, func(ctx context.Context, c *protocol.Client) error {
 		written, err := a.writeStream(ctx, c, p, src)
 		info = writeInfo{Name: path.Base(written), Type: "file", Path: written}
