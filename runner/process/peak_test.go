@@ -109,6 +109,12 @@ func copyExecutable(t *testing.T, src, dst string) {
 		t.Fatal(err)
 	}
 	defer in.Close()
+	// No fork while the copy is open for writing: a child that another
+	// test's goroutine forked in that window holds the fd until it execs
+	// (O_CLOEXEC closes it only then), and exec of dst then fails with
+	// ETXTBSY, "text file busy". syscall.ForkLock is what forkExec takes.
+	syscall.ForkLock.RLock()
+	defer syscall.ForkLock.RUnlock()
 	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
 	if err != nil {
 		t.Fatal(err)
