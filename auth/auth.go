@@ -36,29 +36,6 @@ func IsProtocolScope(scope string) bool {
 	return scope == ScopeOpenID || scope == ScopeOfflineAccess
 }
 
-// Identity is what a verified access token says about its bearer. It never
-// holds the token.
-type Identity struct {
-	Issuer    string
-	Subject   string
-	Tenant    string // from the configured tenant claim; Subject by default
-	ClientID  string
-	Scopes    []string
-	Audience  []string
-	IssuedAt  time.Time // zero when the token has no iat
-	ExpiresAt time.Time
-}
-
-// HasScope reports whether the identity was granted scope.
-func (id Identity) HasScope(scope string) bool {
-	for _, s := range id.Scopes {
-		if s == scope {
-			return true
-		}
-	}
-	return false
-}
-
 // Error categories; wrap them with detail.
 var (
 	// ErrInvalidToken: the token is missing, malformed, expired, for

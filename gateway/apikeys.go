@@ -1,6 +1,9 @@
 package gateway
 
-import "github.com/sandgate/sandgate/auth/apikey"
+import (
+	"github.com/sandgate/sandgate/auth/apikey"
+	"github.com/sandgate/sandgate/auth/identity"
+)
 
 // UseAPIKeys makes keys the E2B API's keys: an X-API-KEY is looked up in
 // the store at each request, and the sandboxes a revoked key created
@@ -8,12 +11,12 @@ import "github.com/sandgate/sandgate/auth/apikey"
 // the key itself. Adopted sandboxes know only their owner's digest, so a
 // revoked key is matched by its principal's digest.
 func (c *E2BConfig) UseAPIKeys(keys *apikey.Store) {
-	c.APIKey = func(key string) (Principal, error) {
+	c.APIKey = func(key string) (identity.Identity, error) {
 		rec, err := keys.Lookup(key)
 		if err != nil {
-			return Principal{}, err
+			return identity.Identity{}, err
 		}
-		return PrincipalFor(rec.Identity()), nil
+		return rec.Identity(), nil
 	}
 	c.OwnerRevoked = func(owner string) (bool, error) {
 		revoked, err := keys.Revoked()
@@ -21,7 +24,7 @@ func (c *E2BConfig) UseAPIKeys(keys *apikey.Store) {
 			return true, err
 		}
 		for _, r := range revoked {
-			if PrincipalFor(r.Identity()).Digest() == owner {
+			if r.Identity().Digest() == owner {
 				return true, nil
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/sandgate/sandgate/auth/identity"
 	"github.com/sandgate/sandgate/gateway/audit"
 )
 
@@ -15,7 +16,7 @@ type bindingWriter struct {
 	http.ResponseWriter
 	g     *Server
 	r     *http.Request
-	p     Principal
+	p     identity.Identity
 	bound bool
 	bulk  *bulkTexts // the request's large texts, written in place of their placeholders
 }
@@ -56,7 +57,7 @@ func (bw *bindingWriter) bind() {
 		return
 	}
 	bw.g.sessions.bind(id, bw.p.Digest())
-	ev := &audit.Event{Kind: audit.KindSessionStart, Principal: bw.p.audit(), Session: id, Outcome: "ok"}
+	ev := &audit.Event{Kind: audit.KindSessionStart, Principal: bw.p, Session: id, Outcome: "ok"}
 	if err := bw.g.audit.Append(context.WithoutCancel(bw.r.Context()), ev); err != nil {
 		bw.g.log.Error("audit append failed", "kind", ev.Kind, "session_id", id, "error", err)
 	}

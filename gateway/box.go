@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sandgate/sandgate/gateway/audit"
+	"github.com/sandgate/sandgate/auth/identity"
 	"github.com/sandgate/sandgate/gateway/egress"
 	"github.com/sandgate/sandgate/gateway/metrics"
 	"github.com/sandgate/sandgate/runner/protocol"
@@ -18,7 +18,7 @@ import (
 // who owns it, and the one persistent runner connection every call shares.
 type box struct {
 	sandboxID string
-	owner     string    // Principal.Digest of the owner
+	owner     string    // identity.Identity.Digest of the owner
 	tenant    string    // the owner's tenant, for quotas ("" for adopted boxes)
 	session   string    // legacy MCP session that owns it, or ""
 	clientKey string    // defaultKey of the client whose default it is, or "" (defaultbox.go)
@@ -26,7 +26,7 @@ type box struct {
 	// creator is who created it, for the audit records of calls that
 	// reach it by an access token rather than a login (the E2B data
 	// plane); adopted boxes know only the owner's digest.
-	creator audit.Principal
+	creator identity.Identity
 	// deadline, when not zero, is an earlier end (unix nanoseconds) its
 	// owner set (the E2B API's timeout); see setDeadline and deadline.go.
 	// deadlineWritten is when this replicated gateway last wrote it to

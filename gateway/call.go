@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/sandgate/sandgate/auth/identity"
 	"github.com/sandgate/sandgate/gateway/audit"
 	"github.com/sandgate/sandgate/gateway/metrics"
 	"github.com/sandgate/sandgate/runner/protocol"
@@ -23,7 +24,7 @@ var errAuditDown = errors.New("audit log unavailable")
 // call is one tool invocation in flight.
 type call struct {
 	g       *Server
-	p       Principal
+	p       identity.Identity
 	session string
 	req     mcp.CallToolRequest
 	args    map[string]any   // decoded once; see callArguments
@@ -63,13 +64,13 @@ func callArguments(ctx context.Context, req mcp.CallToolRequest) map[string]any 
 // call is refused or its result withheld, never returned unaudited.
 func (g *Server) handler(d toolDef) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		p, ok := PrincipalFrom(ctx)
+		p, ok := identity.From(ctx)
 		if !ok {
 			return nil, errors.New("no principal in request context") // wiring bug
 		}
 		args := callArguments(ctx, req)
 		c := &call{g: g, p: p, session: sessionIDFrom(ctx), req: req, args: args, began: time.Now()}
-		start := &audit.Event{Kind: audit.KindToolStart, Principal: p.audit(), Session: c.session, Tool: d.tool.Name,
+		start := &audit.Event{Kind: audit.KindToolStart, Principal: p, Session: c.session, Tool: d.tool.Name,
 			RequestID: uuid.NewString(), Summary: d.summary(args)}
 		c.end = &audit.Event{Kind: audit.KindToolEnd, Principal: start.Principal, Session: c.session, Tool: d.tool.Name,
 			RequestID: start.RequestID, Summary: start.Summary}

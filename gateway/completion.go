@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/sandgate/sandgate/auth"
+	"github.com/sandgate/sandgate/auth/identity"
 	"github.com/sandgate/sandgate/runner/protocol"
 )
 
@@ -57,7 +58,7 @@ func (g *Server) completeSandboxID(ctx context.Context, prefix string) (*mcp.Com
 // defaultBox is the sandbox a completion or prompt means when it names
 // none: the legacy session's own sandbox if it has one yet, or else the
 // caller's only sandbox. It never creates one.
-func (g *Server) defaultBox(ctx context.Context, p Principal, session, id string) (*box, error) {
+func (g *Server) defaultBox(ctx context.Context, p identity.Identity, session, id string) (*box, error) {
 	if id != "" {
 		return g.boxes.get(ctx, p, session, id)
 	}

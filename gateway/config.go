@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sandgate/sandgate/auth/identity"
 	"github.com/sandgate/sandgate/auth/resource"
 	"github.com/sandgate/sandgate/gateway/egress"
 	"github.com/sandgate/sandgate/sandbox"
@@ -93,13 +94,13 @@ type E2BConfig struct {
 	// APIKey maps an X-API-KEY to its principal; nil accepts no keys
 	// (OAuth bearer tokens still work, and with authentication off any
 	// key is the local principal).
-	APIKey func(key string) (Principal, error)
+	APIKey func(key string) (identity.Identity, error)
 	// AccessKey signs sandbox access tokens (accesstoken.go). Replicas
 	// must share it, and it must outlive restarts for tokens to; empty
 	// gets a random key, valid for this process only.
 	AccessKey []byte
 	// OwnerRevoked reports whether the credential that owns the
-	// sandboxes of an owner digest (Principal.Digest) was revoked: an API
+	// sandboxes of an owner digest (identity.Identity.Digest) was revoked: an API
 	// key (`gateway apikey revoke`). Their access tokens then stop at
 	// once. An error counts as revoked. nil: never.
 	OwnerRevoked func(owner string) (bool, error)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/sandgate/sandgate/auth/identity"
 	"github.com/sandgate/sandgate/sandbox"
 )
 
@@ -45,7 +46,7 @@ import (
 // both keep theirs, and the client has two defaults until one is gone.
 
 // defaultKey is the key of p's default sandbox for the client of req.
-func defaultKey(p Principal, req mcp.CallToolRequest) string {
+func defaultKey(p identity.Identity, req mcp.CallToolRequest) string {
 	var name string
 	if req.Params.Meta != nil {
 		if info := req.Params.Meta.ClientInfo(); info != nil {
@@ -57,14 +58,14 @@ func defaultKey(p Principal, req mcp.CallToolRequest) string {
 
 // clientKey is the key of p's default sandbox for the client that
 // declares name (clientInfo) with p's token.
-func clientKey(p Principal, name string) string {
+func clientKey(p identity.Identity, name string) string {
 	sum := sha256.Sum256([]byte(p.Digest() + "\x00" + p.ClientID + "\x00" + name))
 	return hex.EncodeToString(sum[:16])
 }
 
 // defaultBox returns the live default sandbox of key this gateway
 // tracks, or nil.
-func (m *sandboxes) defaultBox(p Principal, key string) *box {
+func (m *sandboxes) defaultBox(p identity.Identity, key string) *box {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	b := m.byClient[key]
@@ -77,7 +78,7 @@ func (m *sandboxes) defaultBox(p Principal, key string) *box {
 // findDefault returns p's default sandbox for key without creating one:
 // the one this gateway tracks or, on a replicated gateway, the one the
 // provider records (adopted). It returns nil when there is none.
-func (m *sandboxes) findDefault(ctx context.Context, p Principal, key string) (*box, error) {
+func (m *sandboxes) findDefault(ctx context.Context, p identity.Identity, key string) (*box, error) {
 	if b := m.defaultBox(p, key); b != nil || !m.replicated() {
 		return b, nil
 	}
@@ -87,7 +88,7 @@ func (m *sandboxes) findDefault(ctx context.Context, p Principal, key string) (*
 // forClient returns p's default sandbox for key, creating it when there
 // is none (or it is gone), and the note that tells the caller which one
 // it got. Concurrent first calls of one client wait for one creation.
-func (m *sandboxes) forClient(ctx context.Context, p Principal, key string) (*box, callNote, error) {
+func (m *sandboxes) forClient(ctx context.Context, p identity.Identity, key string) (*box, callNote, error) {
 	wait := "default/" + key // m.creating is shared with sessions; their ids are UUIDs
 	for {
 		if b := m.defaultBox(p, key); b != nil {
@@ -127,7 +128,7 @@ func (m *sandboxes) forClient(ctx context.Context, p Principal, key string) (*bo
 
 // findOrCreate returns the default a replicated gateway finds in the
 // provider or else a new one, and reports whether it made it.
-func (m *sandboxes) findOrCreate(ctx context.Context, p Principal, key string) (*box, bool, error) {
+func (m *sandboxes) findOrCreate(ctx context.Context, p identity.Identity, key string) (*box, bool, error) {
 	if m.replicated() {
 		if b, err := m.sharedDefault(ctx, p, key); b != nil || err != nil {
 			return b, false, err
@@ -155,7 +156,7 @@ func (m *sandboxes) findOrCreate(ctx context.Context, p Principal, key string) (
 // made one at the same time). If so, b is destroyed and the oldest is
 // used. Should the check fail, b is kept: a duplicate default costs a
 // quota slot until it idles out, not a wrong answer.
-func (m *sandboxes) keepOldest(ctx context.Context, p Principal, key string, b *box) (*box, bool, error) {
+func (m *sandboxes) keepOldest(ctx context.Context, p identity.Identity, key string, b *box) (*box, bool, error) {
 	infos, err := m.defaults(ctx, p, key)
 	if err != nil {
 		m.log.Warn("look for a client's other default sandboxes; keeping this one", "sandbox_id", b.id(), "error", err)
@@ -176,7 +177,7 @@ func (m *sandboxes) keepOldest(ctx context.Context, p Principal, key string, b *
 // sharedDefault finds p's oldest default sandbox for key in the
 // provider and adopts it (lookup), waiting first for one another replica
 // is still starting. It returns nil when the provider records none.
-func (m *sandboxes) sharedDefault(ctx context.Context, p Principal, key string) (*box, error) {
+func (m *sandboxes) sharedDefault(ctx context.Context, p identity.Identity, key string) (*box, error) {
 	for range 3 { // a default removed while this looked: look again
 		infos, err := m.defaults(ctx, p, key)
 		if err != nil || len(infos) == 0 {
@@ -198,7 +199,7 @@ func (m *sandboxes) sharedDefault(ctx context.Context, p Principal, key string) 
 
 // defaults returns the live default sandboxes of p for key that the
 // provider records, oldest first (by CreatedAt, then id).
-func (m *sandboxes) defaults(ctx context.Context, p Principal, key string) ([]sandbox.Info, error) {
+func (m *sandboxes) defaults(ctx context.Context, p identity.Identity, key string) ([]sandbox.Info, error) {
 	ctx, cancel := context.WithTimeout(ctx, recordTimeout)
 	defer cancel()
 	infos, err := m.provider.List(ctx, sandbox.Filter{Owner: p.Digest(), Client: key})

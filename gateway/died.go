@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/sandgate/sandgate/gateway/metrics"
 	"time"
+
+	"github.com/sandgate/sandgate/auth/identity"
+	"github.com/sandgate/sandgate/gateway/metrics"
 
 	"github.com/sandgate/sandgate/gateway/audit"
 	"github.com/sandgate/sandgate/runner/protocol"
@@ -95,7 +97,7 @@ func (c *call) recoverDead(ctx context.Context, b *box, gen int, dialErr error) 
 // replace gives b a new container on its workspace, unless a concurrent
 // call already replaced generation gen. It reports whether the workspace's
 // files were kept (a disk workspace) and audits the replacement.
-func (m *sandboxes) replace(ctx context.Context, b *box, gen int, p Principal, why string) (kept bool, err error) {
+func (m *sandboxes) replace(ctx context.Context, b *box, gen int, p identity.Identity, why string) (kept bool, err error) {
 	b.replacing.Lock()
 	defer b.replacing.Unlock()
 	if m.replicated() {
@@ -126,7 +128,7 @@ func (m *sandboxes) replace(ctx context.Context, b *box, gen int, p Principal, w
 	m.metrics.RunnerDeaths.Inc()
 	sb, err := m.provider.Recreate(context.WithoutCancel(ctx), spec)
 	m.counted(metrics.StartReplace, start, err)
-	ev := &audit.Event{Kind: audit.KindSandboxReplace, Principal: p.audit(), Session: b.session, SandboxID: b.id(),
+	ev := &audit.Event{Kind: audit.KindSandboxReplace, Principal: p, Session: b.session, SandboxID: b.id(),
 		Summary: map[string]string{"reason": "runner " + why}, Outcome: audit.OutcomeOK, DurationMs: time.Since(start).Milliseconds()}
 	if err != nil {
 		ev.Outcome, ev.Error = audit.OutcomeError, err.Error()

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/auth"
+	"github.com/sandgate/sandgate/auth/identity"
 	"github.com/sandgate/sandgate/gateway/e2b"
 	"github.com/sandgate/sandgate/runner/protocol"
 	"github.com/sandgate/sandgate/sandbox"
@@ -27,10 +28,10 @@ var _ e2b.Backend = e2bBackend{}
 
 // caller is the principal of a control-plane request; the gateway's
 // authentication in front of the API put it there.
-func (e e2bBackend) caller(ctx context.Context) (Principal, error) {
-	p, ok := PrincipalFrom(ctx)
+func (e e2bBackend) caller(ctx context.Context) (identity.Identity, error) {
+	p, ok := identity.From(ctx)
 	if !ok {
-		return Principal{}, errors.New("no principal in request context") // wiring bug
+		return identity.Identity{}, errors.New("no principal in request context") // wiring bug
 	}
 	if e.g.cfg.Auth != nil && !slices.Contains(p.Scopes, auth.ScopeExec) {
 		return p, fmt.Errorf("%w: managing sandboxes needs scope %s, which your credential lacks", e2b.ErrForbidden, auth.ScopeExec)
@@ -39,7 +40,7 @@ func (e e2bBackend) caller(ctx context.Context) (Principal, error) {
 }
 
 // control runs a control-plane call as the caller, audited.
-func (e e2bBackend) control(ctx context.Context, name string, summary map[string]any, b *box, fn func(ctx context.Context, p Principal) error) error {
+func (e e2bBackend) control(ctx context.Context, name string, summary map[string]any, b *box, fn func(ctx context.Context, p identity.Identity) error) error {
 	p, err := e.caller(ctx)
 	if err != nil {
 		return err
@@ -67,7 +68,7 @@ func (e e2bBackend) image(template string) (string, error) {
 
 func (e e2bBackend) Create(ctx context.Context, req e2b.CreateRequest) (e2b.Sandbox, error) {
 	var out e2b.Sandbox
-	err := e.control(ctx, "sandbox.create", map[string]any{"template": req.Template}, nil, func(ctx context.Context, p Principal) error {
+	err := e.control(ctx, "sandbox.create", map[string]any{"template": req.Template}, nil, func(ctx context.Context, p identity.Identity) error {
 		image, err := e.image(req.Template)
 		if err != nil {
 			return err
@@ -99,7 +100,7 @@ func (e e2bBackend) Create(ctx context.Context, req e2b.CreateRequest) (e2b.Sand
 
 func (e e2bBackend) Get(ctx context.Context, id string) (e2b.Sandbox, error) {
 	var out e2b.Sandbox
-	err := e.control(ctx, "sandbox.get", map[string]any{"sandbox_id": id}, nil, func(ctx context.Context, p Principal) error {
+	err := e.control(ctx, "sandbox.get", map[string]any{"sandbox_id": id}, nil, func(ctx context.Context, p identity.Identity) error {
 		b, err := e.owned(ctx, p, id)
 		if err == nil {
 			e.freshDeadline(ctx, b)
@@ -127,7 +128,7 @@ func (e e2bBackend) freshDeadline(ctx context.Context, b *box) {
 
 func (e e2bBackend) List(ctx context.Context) ([]e2b.Sandbox, error) {
 	var out []e2b.Sandbox
-	err := e.control(ctx, "sandbox.list", nil, nil, func(ctx context.Context, p Principal) error {
+	err := e.control(ctx, "sandbox.list", nil, nil, func(ctx context.Context, p identity.Identity) error {
 		boxes, err := e.ownedAll(ctx, p)
 		for _, b := range boxes {
 			out = append(out, e.describe(b, p))
@@ -141,7 +142,7 @@ func (e e2bBackend) List(ctx context.Context) ([]e2b.Sandbox, error) {
 }
 
 func (e e2bBackend) Kill(ctx context.Context, id string) error {
-	return e.control(ctx, "sandbox.kill", map[string]any{"sandbox_id": id}, nil, func(ctx context.Context, p Principal) error {
+	return e.control(ctx, "sandbox.kill", map[string]any{"sandbox_id": id}, nil, func(ctx context.Context, p identity.Identity) error {
 		b, err := e.owned(ctx, p, id)
 		if err != nil {
 			return err
@@ -155,7 +156,7 @@ func (e e2bBackend) Kill(ctx context.Context, id string) error {
 
 func (e e2bBackend) SetTimeout(ctx context.Context, id string, timeout time.Duration) (e2b.Sandbox, error) {
 	var out e2b.Sandbox
-	err := e.control(ctx, "sandbox.timeout", map[string]any{"sandbox_id": id, "timeout_s": int64(timeout.Seconds())}, nil, func(ctx context.Context, p Principal) error {
+	err := e.control(ctx, "sandbox.timeout", map[string]any{"sandbox_id": id, "timeout_s": int64(timeout.Seconds())}, nil, func(ctx context.Context, p identity.Identity) error {
 		if timeout <= 0 {
 			return fmt.Errorf("%w: timeout must be a positive number of seconds", e2b.ErrInvalid)
 		}
@@ -174,7 +175,7 @@ func (e e2bBackend) SetTimeout(ctx context.Context, id string, timeout time.Dura
 
 func (e e2bBackend) SetNetwork(ctx context.Context, id string, allow []string) (e2b.Sandbox, error) {
 	var out e2b.Sandbox
-	err := e.control(ctx, "sandbox.network", map[string]any{"sandbox_id": id, "allow": strings.Join(allow, ",")}, nil, func(ctx context.Context, p Principal) error {
+	err := e.control(ctx, "sandbox.network", map[string]any{"sandbox_id": id, "allow": strings.Join(allow, ",")}, nil, func(ctx context.Context, p identity.Identity) error {
 		b, err := e.owned(ctx, p, id)
 		if err != nil {
 			return err
@@ -194,7 +195,7 @@ func (e e2bBackend) SetNetwork(ctx context.Context, id string, allow []string) (
 
 // owned finds one of p's sessionless sandboxes. A sandbox bound to an
 // MCP session belongs to that session and is not visible here.
-func (e e2bBackend) owned(ctx context.Context, p Principal, id string) (*box, error) {
+func (e e2bBackend) owned(ctx context.Context, p identity.Identity, id string) (*box, error) {
 	b, err := e.g.boxes.get(ctx, p, "", id)
 	if err != nil {
 		return nil, err
@@ -207,7 +208,7 @@ func (e e2bBackend) owned(ctx context.Context, p Principal, id string) (*box, er
 
 // ownedAll lists p's live sessionless sandboxes; a replicated gateway
 // finds those other replicas made in the provider.
-func (e e2bBackend) ownedAll(ctx context.Context, p Principal) ([]*box, error) {
+func (e e2bBackend) ownedAll(ctx context.Context, p identity.Identity) ([]*box, error) {
 	mine := func(b *box) bool { return b.owner == p.Digest() && b.session == "" }
 	if !e.g.boxes.replicated() {
 		return e.g.boxes.matching(mine), nil
@@ -233,7 +234,7 @@ func (e e2bBackend) ownedAll(ctx context.Context, p Principal) ([]*box, error) {
 
 // describe reports b to its owner p, with an access token carrying p's
 // scopes.
-func (e e2bBackend) describe(b *box, p Principal) e2b.Sandbox {
+func (e e2bBackend) describe(b *box, p identity.Identity) e2b.Sandbox {
 	inf := b.info()
 	l := e.g.cfg.Limits
 	// A sandbox made otherwise than by the E2B API has no template: its
@@ -251,7 +252,7 @@ func (e e2bBackend) describe(b *box, p Principal) e2b.Sandbox {
 func (e e2bBackend) Open(ctx context.Context, id, token, op string) (e2b.Runner, error) {
 	r, reason := e.open(ctx, id, token)
 	if reason != "" {
-		e.g.denyData(ctx, Principal{}, id, op, reason)
+		e.g.denyData(ctx, identity.Identity{}, id, op, reason)
 		return nil, fmt.Errorf("sandbox %q: %w (or the access token is not this sandbox's)", id, sandbox.ErrNotFound)
 	}
 	return r, nil
@@ -285,7 +286,7 @@ func (e e2bBackend) open(ctx context.Context, id, token string) (*e2bRunner, str
 		}
 	}
 	who := b.creator
-	p := Principal{Issuer: who.Issuer, Subject: who.Subject, Tenant: cmp.Or(who.Tenant, b.tenant), ClientID: who.ClientID, Scopes: scopes}
+	p := identity.Identity{Issuer: who.Issuer, Subject: who.Subject, Tenant: cmp.Or(who.Tenant, b.tenant), ClientID: who.ClientID, Scopes: scopes}
 	return &e2bRunner{g: e.g, b: b, p: p}, ""
 }
 
@@ -293,7 +294,7 @@ func (e e2bBackend) open(ctx context.Context, id, token string) (*e2bRunner, str
 type e2bRunner struct {
 	g *Server
 	b *box
-	p Principal // the creator, with the token's scopes
+	p identity.Identity // the creator, with the token's scopes
 }
 
 func (r *e2bRunner) ID() string { return r.b.id() }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/sandgate/sandgate/auth/identity"
 	"github.com/sandgate/sandgate/gateway/audit"
 	"github.com/sandgate/sandgate/gateway/e2b"
 	"github.com/sandgate/sandgate/gateway/metrics"
@@ -20,10 +21,10 @@ import (
 // changes something runs) and a tool.end record before the result
 // leaves. The audit's tool name is "e2b." + op.Name, so the log reads the
 // same whichever API did the work.
-func (g *Server) apiCall(ctx context.Context, p Principal, b *box, op e2b.Op, fn func(ctx context.Context) error) error {
+func (g *Server) apiCall(ctx context.Context, p identity.Identity, b *box, op e2b.Op, fn func(ctx context.Context) error) error {
 	began := time.Now()
 	tool := "e2b." + op.Name
-	start := &audit.Event{Kind: audit.KindToolStart, Principal: p.audit(), Tool: tool, RequestID: uuid.NewString(), Summary: summaryText(op.Summary)}
+	start := &audit.Event{Kind: audit.KindToolStart, Principal: p, Tool: tool, RequestID: uuid.NewString(), Summary: summaryText(op.Summary)}
 	end := &audit.Event{Kind: audit.KindToolEnd, Principal: start.Principal, Tool: tool, RequestID: start.RequestID, Summary: start.Summary}
 	if b != nil {
 		start.SandboxID, start.ContainerID = b.id(), b.info().ContainerID

@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/sandgate/sandgate/auth/identity"
 	"github.com/sandgate/sandgate/gateway/audit"
 )
 
@@ -52,12 +53,12 @@ func (d *deniedLog) take(now time.Time) (record bool, skipped int64) {
 // denyData audits a refused data-plane request for operation op of
 // sandbox id (as the client sent it) by p (empty when no valid token
 // named anyone).
-func (g *Server) denyData(ctx context.Context, p Principal, id, op, reason string) {
+func (g *Server) denyData(ctx context.Context, p identity.Identity, id, op, reason string) {
 	ok, skipped := g.denied.take(time.Now())
 	if !ok {
 		return
 	}
-	ev := &audit.Event{Kind: audit.KindToolDenied, Principal: p.audit(), SandboxID: cut(id, 128), Tool: "e2b." + op,
+	ev := &audit.Event{Kind: audit.KindToolDenied, Principal: p, SandboxID: cut(id, 128), Tool: "e2b." + op,
 		Outcome: audit.OutcomeDenied, DenyReason: reason}
 	if skipped > 0 {
 		ev.Summary = map[string]string{"unrecorded_before": strconv.FormatInt(skipped, 10)}

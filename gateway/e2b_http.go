@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/sandgate/sandgate/auth/identity"
 	"github.com/sandgate/sandgate/gateway/e2b"
 )
 
@@ -43,7 +44,7 @@ func (g *Server) authenticateAPI(next http.Handler) http.Handler {
 	var bearer http.Handler
 	if g.cfg.Auth != nil {
 		bearer = g.cfg.Auth.Authenticate(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), g.principal(r.Context()))))
+			next.ServeHTTP(w, r.WithContext(identity.With(r.Context(), g.principal(r.Context()))))
 		}))
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -56,7 +57,7 @@ func (g *Server) authenticateAPI(next http.Handler) http.Handler {
 				return
 			}
 			if err == nil {
-				next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
+				next.ServeHTTP(w, r.WithContext(identity.With(r.Context(), p)))
 				return
 			}
 		case bearer != nil && r.Header.Get("Authorization") != "":
@@ -67,7 +68,7 @@ func (g *Server) authenticateAPI(next http.Handler) http.Handler {
 			writeAPIError(w, http.StatusUnauthorized, "send an API key in X-API-KEY (E2B_API_KEY; an operator issues one with `gateway apikey add`) or an OAuth access token in Authorization: Bearer")
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), LocalPrincipal)))
+		next.ServeHTTP(w, r.WithContext(identity.With(r.Context(), LocalPrincipal)))
 	})
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sandgate/sandgate/auth"
 	"github.com/sandgate/sandgate/auth/apikey"
+	"github.com/sandgate/sandgate/auth/identity"
 	"github.com/sandgate/sandgate/auth/issuer"
 	"github.com/sandgate/sandgate/gateway"
 	"github.com/sandgate/sandgate/gateway/audit"
@@ -316,9 +317,9 @@ func TestLocalE2BNetwork(t *testing.T) {
 	}
 	og := startOAuthGatewayOn(t, startLocalGatewayWith, func(c *gateway.Config) {
 		c.Egress.Policy = egress.Tenants{Deployment: egress.TenantPolicy{Ceiling: ceiling}}
-		c.E2B.APIKey = func(key string) (gateway.Principal, error) {
+		c.E2B.APIKey = func(key string) (identity.Identity, error) {
 			rec, err := keys.Lookup(key)
-			return gateway.PrincipalFor(rec.Identity()), err
+			return rec.Identity(), err
 		}
 	})
 	key, _, err := keys.Add("ci", "tenant-a", []string{auth.ScopeExec})

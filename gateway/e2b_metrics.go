@@ -7,6 +7,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/sandgate/sandgate/auth/identity"
 	"github.com/sandgate/sandgate/gateway/e2b"
 	"github.com/sandgate/sandgate/runner/protocol"
 )
@@ -21,7 +22,7 @@ const cpuSampleInterval = 200 * time.Millisecond
 // limits for the totals the runner cannot read (no cgroup, no statfs).
 func (e e2bBackend) Metrics(ctx context.Context, id string) (e2b.Metrics, error) {
 	var out e2b.Metrics
-	err := e.control(ctx, "sandbox.metrics", map[string]any{"sandbox_id": id}, nil, func(ctx context.Context, p Principal) error {
+	err := e.control(ctx, "sandbox.metrics", map[string]any{"sandbox_id": id}, nil, func(ctx context.Context, p identity.Identity) error {
 		b, err := e.owned(ctx, p, id)
 		if err != nil {
 			return err

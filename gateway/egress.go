@@ -34,8 +34,7 @@ func (g *Server) newEgress() *egress.Service {
 
 // recordEgress writes one connection's audit record.
 func (g *Server) recordEgress(r egress.Record) {
-	who, _ := r.Principal.(audit.Principal)
-	ev := &audit.Event{Kind: audit.KindEgress, Principal: who, SandboxID: r.SandboxID,
+	ev := &audit.Event{Kind: audit.KindEgress, Principal: r.Principal, SandboxID: r.SandboxID,
 		Outcome: audit.OutcomeOK, DenyReason: r.Refused, DurationMs: r.Duration.Milliseconds(),
 		Connection: &audit.Connection{Proxy: r.Kind, Asked: r.Asked, Host: r.Host, Port: r.Port, SNI: r.SNI, IP: r.IP,
 			Rule: r.Rule, Status: r.Status, Closed: r.Closed, BytesUp: r.BytesUp, BytesDown: r.BytesDown, Unrecorded: r.Unrecorded}}

@@ -6,7 +6,7 @@ import (
 	"net"
 	"time"
 
-	"github.com/sandgate/sandgate/gateway/audit"
+	"github.com/sandgate/sandgate/auth/identity"
 	"github.com/sandgate/sandgate/gateway/egress/policy"
 	"github.com/sandgate/sandgate/runner/protocol"
 	"github.com/sandgate/sandgate/sandbox"
@@ -125,7 +125,7 @@ func (m *sandboxes) adoptee(ctx context.Context, info sandbox.Info) (*box, bool)
 	} else if ok {
 		list = changed
 	}
-	m.wire(b, audit.Principal{Issuer: "sandgate", Subject: "owner:" + info.Owner, Tenant: info.Tenant}, m.parseAllow(info.ID, list))
+	m.wire(b, identity.Identity{Issuer: "sandgate", Subject: "owner:" + info.Owner, Tenant: info.Tenant}, m.parseAllow(info.ID, list))
 	deadline := info.Deadline // the record's, for a replicated gateway
 	if !m.replicated() {
 		var err error

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/sandgate/sandgate/auth/identity"
 	"github.com/sandgate/sandgate/auth/resource"
 	"github.com/sandgate/sandgate/gateway/audit"
 )
@@ -22,7 +23,7 @@ const sessionHeader = "Mcp-Session-Id"
 
 // mcpMiddleware runs before mcp-go on every /mcp request, in this order:
 // foreign origins and oversized bodies are refused; the bearer token is
-// verified (401); the caller becomes a Principal; a tools/call without the
+// verified (401); the caller becomes a identity.Identity; a tools/call without the
 // tool's scopes is refused (403, naming them, so a client can step up);
 // and a session id is only usable by the principal that created it (anyone
 // else gets the same 404 as for an unknown id). A GET, which has no body,
@@ -80,7 +81,7 @@ func (g *Server) principalStage(next http.Handler) http.Handler {
 			return
 		}
 		p := g.principal(r.Context())
-		ctx := WithPrincipal(r.Context(), p)
+		ctx := identity.With(r.Context(), p)
 		if missing := g.missingScopes(p, msg); len(missing) > 0 {
 			g.denyScope(ctx, w, p, msg)
 			return
@@ -97,19 +98,19 @@ func (g *Server) principalStage(next http.Handler) http.Handler {
 }
 
 // principal maps the verified identity (or, with authentication off, the
-// local principal) to the gateway's Principal.
-func (g *Server) principal(ctx context.Context) Principal {
+// local principal) to the gateway's identity.Identity.
+func (g *Server) principal(ctx context.Context) identity.Identity {
 	if g.cfg.Auth == nil {
 		return LocalPrincipal
 	}
 	id, _ := resource.IdentityFrom(ctx)
-	return PrincipalFor(id)
+	return id
 }
 
 // missingScopes returns the scopes a request needs that p lacks (see
 // neededScopes). Listing tools, resources and prompts is open to any
 // valid token so a client can learn what to ask for.
-func (g *Server) missingScopes(p Principal, msg rpcMessage) []string {
+func (g *Server) missingScopes(p identity.Identity, msg rpcMessage) []string {
 	if g.cfg.Auth == nil {
 		return nil
 	}
@@ -125,13 +126,13 @@ func (g *Server) missingScopes(p Principal, msg rpcMessage) []string {
 // denyScope audits and answers a call refused for want of scopes. The
 // challenge names every scope the call needs, not only the missing ones,
 // so a client asking for exactly those gets a token that works.
-func (g *Server) denyScope(ctx context.Context, w http.ResponseWriter, p Principal, msg rpcMessage) {
+func (g *Server) denyScope(ctx context.Context, w http.ResponseWriter, p identity.Identity, msg rpcMessage) {
 	need := g.neededScopes(msg)
 	tool := msg.Params.Name
 	if msg.Method != "tools/call" {
 		tool = msg.Method
 	}
-	ev := &audit.Event{Kind: audit.KindToolDenied, Principal: p.audit(), Tool: tool, Outcome: audit.OutcomeDenied,
+	ev := &audit.Event{Kind: audit.KindToolDenied, Principal: p, Tool: tool, Outcome: audit.OutcomeDenied,
 		DenyReason: "insufficient scope: needs " + fmt.Sprint(need)}
 	if err := g.audit.Append(context.WithoutCancel(ctx), ev); err != nil {
 		g.log.Error("audit append failed", "kind", ev.Kind, "tool", ev.Tool, "error", err)
@@ -142,7 +143,7 @@ func (g *Server) denyScope(ctx context.Context, w http.ResponseWriter, p Princip
 // sessionStage enforces session ownership for legacy requests and returns
 // a context that ends when the session does. ok is false when it already
 // answered.
-func (g *Server) sessionStage(ctx context.Context, w http.ResponseWriter, r *http.Request, p Principal, msg rpcMessage) (context.Context, bool) {
+func (g *Server) sessionStage(ctx context.Context, w http.ResponseWriter, r *http.Request, p identity.Identity, msg rpcMessage) (context.Context, bool) {
 	id := r.Header.Get(sessionHeader)
 	modern := isModern(r, msg)
 	switch {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/sandgate/sandgate/auth/identity"
 	"github.com/sandgate/sandgate/runner/protocol"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -105,7 +106,7 @@ func (m *sandboxes) record(ctx context.Context, id string) (sandbox.Info, error)
 // lookup finds a sandbox this replica does not track in the provider
 // and, if p may use it from session, adopts it. Concurrent lookups of one
 // id track one box: the first to finish wins, the others use its box.
-func (m *sandboxes) lookup(ctx context.Context, p Principal, session, id string) (*box, error) {
+func (m *sandboxes) lookup(ctx context.Context, p identity.Identity, session, id string) (*box, error) {
 	return m.lookupAs(ctx, p.Digest(), session, id)
 }
 
@@ -161,7 +162,7 @@ func (m *sandboxes) held(ctx context.Context, tenant, since string) ([]sandbox.I
 // created at once all see the same order, so exactly the newest go.
 // Should the count fail, b goes too: a quota that cannot be checked is
 // not granted.
-func (m *sandboxes) admit(ctx context.Context, b *box, p Principal) error {
+func (m *sandboxes) admit(ctx context.Context, b *box, p identity.Identity) error {
 	limit := m.cfg.MaxSandboxesPerTenant
 	infos, err := m.held(ctx, b.tenant, b.id())
 	if err == nil {

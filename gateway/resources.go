@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/sandgate/sandgate/auth/identity"
 	"github.com/sandgate/sandgate/runner/protocol"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -95,17 +96,17 @@ func (g *Server) registerResources(hooks *server.Hooks) {
 }
 
 // caller returns the principal and legacy session of a request.
-func caller(ctx context.Context) (Principal, string, error) {
-	p, ok := PrincipalFrom(ctx)
+func caller(ctx context.Context) (identity.Identity, string, error) {
+	p, ok := identity.From(ctx)
 	if !ok {
-		return Principal{}, "", errors.New("no principal in request context") // wiring bug
+		return identity.Identity{}, "", errors.New("no principal in request context") // wiring bug
 	}
 	return p, sessionIDFrom(ctx), nil
 }
 
 // resourceBox returns the sandbox of ref if the caller may use it, and
 // marks the request's error as not-found otherwise.
-func (g *Server) resourceBox(ctx context.Context, p Principal, session string, ref sandboxRef) (*box, error) {
+func (g *Server) resourceBox(ctx context.Context, p identity.Identity, session string, ref sandboxRef) (*box, error) {
 	b, err := g.boxes.get(ctx, p, session, ref.sandboxID)
 	if errors.Is(err, sandbox.ErrNotFound) {
 		return nil, notFound(ctx, fmt.Errorf("%w: no sandbox %q of yours; list yours with resources/list", errResourceNotFound, ref.sandboxID))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/sandgate/sandgate/auth/identity"
 	"github.com/sandgate/sandgate/gateway/audit"
 	"github.com/sandgate/sandgate/runner/protocol"
 )
@@ -18,9 +19,9 @@ import (
 // name tool (e.g. "resources/read"). As for a read-only tool, fn runs
 // while the start record is written, and its result leaves only once
 // both records are durable.
-func (g *Server) resourceCall(ctx context.Context, p Principal, session string, b *box, tool string, summary map[string]string, fn func(ctx context.Context, rc *protocol.Client) error) error {
+func (g *Server) resourceCall(ctx context.Context, p identity.Identity, session string, b *box, tool string, summary map[string]string, fn func(ctx context.Context, rc *protocol.Client) error) error {
 	began := time.Now()
-	start := &audit.Event{Kind: audit.KindToolStart, Principal: p.audit(), Session: session, Tool: tool, RequestID: uuid.NewString(),
+	start := &audit.Event{Kind: audit.KindToolStart, Principal: p, Session: session, Tool: tool, RequestID: uuid.NewString(),
 		Summary: summary, SandboxID: b.id(), ContainerID: b.info().ContainerID}
 	end := *start
 	end.Kind = audit.KindToolEnd

@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/sandgate/sandgate/auth"
+	"github.com/sandgate/sandgate/auth/identity"
 	"github.com/sandgate/sandgate/runner/protocol"
 )
 
@@ -64,7 +65,7 @@ func (g *Server) listResources(ctx context.Context, _ any, req *mcp.ListResource
 
 // callerBoxes are the sandboxes the caller may use from this session
 // (its own sessionless ones and this legacy session's), by id.
-func (g *Server) callerBoxes(p Principal, session string) []*box {
+func (g *Server) callerBoxes(p identity.Identity, session string) []*box {
 	bs := g.boxes.matching(func(b *box) bool { return allows(b.owner, b.session, p, session) })
 	slices.SortFunc(bs, func(a, b *box) int { return cmp.Compare(a.id(), b.id()) })
 	return bs
@@ -72,7 +73,7 @@ func (g *Server) callerBoxes(p Principal, session string) []*box {
 
 // sandboxResources lists one sandbox's resources, audited as
 // "resources/list".
-func (g *Server) sandboxResources(ctx context.Context, p Principal, session string, b *box) ([]mcp.Resource, error) {
+func (g *Server) sandboxResources(ctx context.Context, p identity.Identity, session string, b *box) ([]mcp.Resource, error) {
 	short := b.id()[:min(8, len(b.id()))]
 	out := []mcp.Resource{mcp.NewResource(sandboxURI(b.id(), ""), "sandbox "+short+" workspace",
 		mcp.WithResourceDescription("The /workspace directory of sandbox "+b.id()+"; reads as its listing."), mcp.WithMIMEType(mimeDirectory))}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/sandgate/sandgate/auth"
+	"github.com/sandgate/sandgate/auth/identity"
 )
 
 // neededScopes returns the scopes a request needs: a tools/call its
@@ -57,7 +58,7 @@ func uriScopes(uri string) []string {
 
 // hasScopes reports whether p holds every scope in need. With
 // authentication off p is LocalPrincipal, which holds them all.
-func hasScopes(p Principal, need []string) bool {
+func hasScopes(p identity.Identity, need []string) bool {
 	for _, s := range need {
 		if !slices.Contains(p.Scopes, s) {
 			return false

@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/sandgate/sandgate/auth"
+	"github.com/sandgate/sandgate/auth/identity"
 	"github.com/sandgate/sandgate/runner/protocol"
 )
 
@@ -58,7 +59,7 @@ func (g *Server) checkSubscribe(ctx context.Context, _ any, message any) error {
 // subscribe starts watching uri for subscriber key, after checking that p
 // (calling from session) may read it: holds its scopes (the edge checked
 // them already, and this is the backstop) and owns its sandbox.
-func (g *Server) subscribe(ctx context.Context, p Principal, session string, key any, send func(string, map[string]any), uri string, listChanged bool) error {
+func (g *Server) subscribe(ctx context.Context, p identity.Identity, session string, key any, send func(string, map[string]any), uri string, listChanged bool) error {
 	if need := uriScopes(uri); !hasScopes(p, need) {
 		return fmt.Errorf("subscribe to %s: your token lacks scope %s", uri, strings.Join(need, " "))
 	}

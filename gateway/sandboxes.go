@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sandgate/sandgate/auth/identity"
 	"github.com/sandgate/sandgate/gateway/audit"
 	"github.com/sandgate/sandgate/gateway/egress"
 	"github.com/sandgate/sandgate/gateway/egress/policy"
@@ -61,7 +62,7 @@ func newSandboxes(p sandbox.Provider, cfg Config, sink audit.Sink, log *slog.Log
 
 // forSession returns the session's sandbox, creating it on first use.
 // Concurrent first calls of one session wait for a single creation.
-func (m *sandboxes) forSession(ctx context.Context, p Principal, session string) (*box, error) {
+func (m *sandboxes) forSession(ctx context.Context, p identity.Identity, session string) (*box, error) {
 	for {
 		m.mu.Lock()
 		if b := m.bySession[session]; b != nil {
@@ -99,7 +100,7 @@ func (m *sandboxes) forSession(ctx context.Context, p Principal, session string)
 // legacy session, the call comes from that session. Anyone else gets
 // ErrNotFound and learns nothing about whether it exists. A replicated
 // gateway looks a sandbox it does not track up in the provider (lookup).
-func (m *sandboxes) get(ctx context.Context, p Principal, session, id string) (*box, error) {
+func (m *sandboxes) get(ctx context.Context, p identity.Identity, session, id string) (*box, error) {
 	m.mu.Lock()
 	b := m.byID[id]
 	m.mu.Unlock()
@@ -114,7 +115,7 @@ func (m *sandboxes) get(ctx context.Context, p Principal, session, id string) (*
 
 // allows reports whether a sandbox of owner, bound to session ("" for
 // none), may be used by p calling from callerSession.
-func allows(owner, session string, p Principal, callerSession string) bool {
+func allows(owner, session string, p identity.Identity, callerSession string) bool {
 	return sessionAllows(owner, session, p.Digest(), callerSession)
 }
 
@@ -131,7 +132,7 @@ func (m *sandboxes) defaultAllow(tenant string) policy.Rules {
 
 // wire gives b its egress state and metrics and, in a replicated
 // gateway, the hooks that share its uses and allowlist with the others.
-func (m *sandboxes) wire(b *box, who audit.Principal, allow policy.Rules) {
+func (m *sandboxes) wire(b *box, who identity.Identity, allow policy.Rules) {
 	b.creator = who
 	b.gate = egress.NewGate(b.id(), b.tenant, who, allow, m.cfg.Egress.Limits)
 	b.egress = m.egress
@@ -153,7 +154,7 @@ func (m *sandboxes) counted(source string, began time.Time, err error) {
 }
 
 // create starts a sandbox for p, allowed to reach allow, and records it.
-func (m *sandboxes) create(ctx context.Context, p Principal, session, image string, allow policy.Rules) (*box, error) {
+func (m *sandboxes) create(ctx context.Context, p identity.Identity, session, image string, allow policy.Rules) (*box, error) {
 	return m.createBox(ctx, p, newSandbox{session: session, image: image, allow: allow})
 }
 
@@ -170,7 +171,7 @@ type newSandbox struct {
 }
 
 // createBox is create of a sandbox that may be a client's default.
-func (m *sandboxes) createBox(ctx context.Context, p Principal, n newSandbox) (*box, error) {
+func (m *sandboxes) createBox(ctx context.Context, p identity.Identity, n newSandbox) (*box, error) {
 	session, image, allow := n.session, n.image, n.allow
 	release, err := m.reserve(ctx, p.Tenant)
 	if err != nil {
@@ -192,7 +193,7 @@ func (m *sandboxes) createBox(ctx context.Context, p Principal, n newSandbox) (*
 		// is tracked below or destroyed.
 		defer m.pool.release(sb.ID())
 	}
-	ev := &audit.Event{Kind: audit.KindSandboxCreate, Principal: p.audit(), Session: session,
+	ev := &audit.Event{Kind: audit.KindSandboxCreate, Principal: p, Session: session,
 		Summary: map[string]string{"image": image}, Outcome: "ok", DurationMs: time.Since(now).Milliseconds()}
 	if err != nil {
 		ev.Outcome, ev.Error = "error", err.Error()
@@ -202,7 +203,7 @@ func (m *sandboxes) createBox(ctx context.Context, p Principal, n newSandbox) (*
 	ev.SandboxID, ev.ContainerID = sb.ID(), sb.Info().ContainerID
 	b := newBox(sb, p.Digest(), p.Tenant, session, spec.ExpiresAt)
 	b.recorded.Store(b.lastUsed.Load()) // the record's creation time stands for its first use
-	m.wire(b, p.audit(), allow)
+	m.wire(b, p, allow)
 	if err := m.audit.Append(ctx, ev); err != nil {
 		// Nothing may run unaudited: without its create record the
 		// sandbox must not exist either.
@@ -289,7 +290,7 @@ func (m *sandboxes) perTenant() map[string]int {
 // cancelled request cannot leave a container behind. The box stays
 // tracked (gone, counted against the quota) until its container is really
 // removed; when the removal fails, reconciliation retries it.
-func (m *sandboxes) destroy(ctx context.Context, b *box, p Principal, reason string) error {
+func (m *sandboxes) destroy(ctx context.Context, b *box, p identity.Identity, reason string) error {
 	m.mu.Lock()
 	if m.byID[b.id()] != b {
 		m.mu.Unlock()
@@ -306,7 +307,7 @@ func (m *sandboxes) destroy(ctx context.Context, b *box, p Principal, reason str
 	defer cancel()
 	start := time.Now()
 	err := m.remove(ctx, b)
-	ev := &audit.Event{Kind: audit.KindSandboxDestroy, Principal: p.audit(), Session: b.session, SandboxID: b.id(),
+	ev := &audit.Event{Kind: audit.KindSandboxDestroy, Principal: p, Session: b.session, SandboxID: b.id(),
 		ContainerID: b.info().ContainerID, Summary: map[string]string{"reason": reason}, Outcome: "ok", DurationMs: time.Since(start).Milliseconds()}
 	if err != nil {
 		ev.Outcome, ev.Error = "error", err.Error()
@@ -386,6 +387,6 @@ func (m *sandboxes) appendAudit(ctx context.Context, ev *audit.Event) {
 
 // ownerOnly is the principal recorded for actions the gateway takes on its
 // own (idle expiry, shutdown): only the owner digest is known then.
-func ownerOnly(b *box) Principal {
-	return Principal{Issuer: "sandgate", Subject: "owner:" + b.owner}
+func ownerOnly(b *box) identity.Identity {
+	return identity.Identity{Issuer: "sandgate", Subject: "owner:" + b.owner}
 }

@@ -22,7 +22,7 @@ type sessions struct {
 }
 
 type sessionState struct {
-	owner    string // Principal.Digest, set when initialize succeeds
+	owner    string // identity.Identity.Digest, set when initialize succeeds
 	created  time.Time
 	lastSeen time.Time
 	done     chan struct{} // closed when the session ends

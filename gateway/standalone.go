@@ -11,6 +11,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/sandgate/sandgate/auth/identity"
 )
 
 // Bounds of a standalone GET stream.
@@ -54,7 +55,7 @@ func (g *Server) serveStandaloneStream(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Accept must list text/event-stream: GET /mcp opens an SSE stream", http.StatusNotAcceptable)
 		return
 	}
-	ctx, ok := g.sessionStage(WithPrincipal(r.Context(), p), w, r, p, rpcMessage{})
+	ctx, ok := g.sessionStage(identity.With(r.Context(), p), w, r, p, rpcMessage{})
 	if !ok {
 		return
 	}

@@ -3,10 +3,10 @@ package apikey
 import (
 	"time"
 
-	"github.com/sandgate/sandgate/auth"
+	"github.com/sandgate/sandgate/auth/identity"
 )
 
-// Issuer is the auth.Identity issuer of every API key principal. It keeps
+// Issuer is the identity.Identity issuer of every API key principal. It keeps
 // their (issuer, subject) pairs apart from those of OAuth tokens.
 const Issuer = "sandgate:apikey"
 
@@ -28,12 +28,12 @@ func (r Record) Revoked() bool { return !r.RevokedAt.IsZero() }
 // Identity is the principal the key stands for, in the form the gateway
 // already uses for OAuth tokens. An API key does not expire, so ExpiresAt
 // is zero; it has no audience.
-func (r Record) Identity() auth.Identity {
+func (r Record) Identity() identity.Identity {
 	client := r.Name
 	if client == "" {
 		client = r.ID
 	}
-	return auth.Identity{
+	return identity.Identity{
 		Issuer:   Issuer,
 		Subject:  r.ID,
 		Tenant:   r.Tenant,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sandgate/sandgate/auth"
 	"github.com/sandgate/sandgate/auth/apikey"
+	"github.com/sandgate/sandgate/auth/identity"
 )
 
 var keySyntax = regexp.MustCompile(`^e2b_[0-9a-f]{40}$`)
@@ -284,7 +285,7 @@ func TestIdentity(t *testing.T) {
 	t.Parallel()
 	rec := apikey.Record{ID: "0123456789ab", Name: "ci", Tenant: "acme", Scopes: []string{auth.ScopeExec}}
 	id := rec.Identity()
-	want := auth.Identity{Issuer: apikey.Issuer, Subject: rec.ID, Tenant: "acme", ClientID: "apikey:ci", Scopes: []string{auth.ScopeExec}}
+	want := identity.Identity{Issuer: apikey.Issuer, Subject: rec.ID, Tenant: "acme", ClientID: "apikey:ci", Scopes: []string{auth.ScopeExec}}
 	if id.Issuer != want.Issuer || id.Subject != want.Subject || id.Tenant != want.Tenant || id.ClientID != want.ClientID || !slices.Equal(id.Scopes, want.Scopes) {
 		t.Errorf("Identity = %+v, want %+v", id, want)
 	}

@@ -5,14 +5,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sandgate/sandgate/auth"
+	"github.com/sandgate/sandgate/auth/identity"
 )
 
 // maxCached bounds the cache; tokens are cheap to mint, memory is not.
 const maxCached = 10000
 
 type cached struct {
-	id    auth.Identity
+	id    identity.Identity
 	kid   string // the JWT's signing key, re-checked on each hit
 	until time.Time
 }
@@ -30,13 +30,13 @@ func newTokenCache() *tokenCache { return &tokenCache{entries: map[[32]byte]cach
 
 // get returns the identity cached for k and the key id it was verified
 // with, if the entry has not run out.
-func (c *tokenCache) get(k [32]byte) (auth.Identity, string, bool) {
+func (c *tokenCache) get(k [32]byte) (identity.Identity, string, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.entries[k]
 	if !ok || !time.Now().Before(e.until) {
 		delete(c.entries, k)
-		return auth.Identity{}, "", false
+		return identity.Identity{}, "", false
 	}
 	// Copies, so that a caller editing its Identity cannot change another's.
 	id := e.id
@@ -50,7 +50,7 @@ func (c *tokenCache) drop(k [32]byte) {
 	c.mu.Unlock()
 }
 
-func (c *tokenCache) put(k [32]byte, id auth.Identity, kid string, until time.Time) {
+func (c *tokenCache) put(k [32]byte, id identity.Identity, kid string, until time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.entries) >= maxCached {

@@ -5,21 +5,21 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sandgate/sandgate/auth"
+	"github.com/sandgate/sandgate/auth/identity"
 )
 
 // identityFromClaims builds an Identity from the claims of a verified JWT or
 // an active introspection response; both use the same claim names (RFC 9068,
 // RFC 7662). Signature, issuer, audience and time checks have already been
 // done by the caller.
-func identityFromClaims(claims map[string]any, tenantClaim string) (auth.Identity, error) {
+func identityFromClaims(claims map[string]any, tenantClaim string) (identity.Identity, error) {
 	sub, _ := claims["sub"].(string)
 	if sub == "" {
 		// Sessions and sandboxes are bound to (issuer, subject); a token
 		// without a subject cannot own anything.
-		return auth.Identity{}, invalid("token has no sub claim")
+		return identity.Identity{}, invalid("token has no sub claim")
 	}
-	id := auth.Identity{
+	id := identity.Identity{
 		Subject:  sub,
 		Tenant:   sub,
 		ClientID: firstString(claims, "client_id", "azp"),
@@ -39,7 +39,7 @@ func identityFromClaims(claims map[string]any, tenantClaim string) (auth.Identit
 		// a misissued token in a tenant of its own.
 		tenant, _ := claims[tenantClaim].(string)
 		if tenant == "" {
-			return auth.Identity{}, invalid("token has no " + tenantClaim + " claim")
+			return identity.Identity{}, invalid("token has no " + tenantClaim + " claim")
 		}
 		id.Tenant = tenant
 	}

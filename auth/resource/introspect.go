@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sandgate/sandgate/auth"
+	"github.com/sandgate/sandgate/auth/identity"
 )
 
 // IntrospectionConfig configures an IntrospectionVerifier.
@@ -57,15 +57,15 @@ func NewIntrospectionVerifier(cfg IntrospectionConfig) *IntrospectionVerifier {
 }
 
 // Verify introspects token, or reuses a recent active answer for it.
-func (v *IntrospectionVerifier) Verify(ctx context.Context, token string) (auth.Identity, error) {
+func (v *IntrospectionVerifier) Verify(ctx context.Context, token string) (identity.Identity, error) {
 	if v.cfg.Endpoint == "" || v.cfg.Audience == "" {
-		return auth.Identity{}, errors.New("introspection verifier: endpoint and audience must be configured")
+		return identity.Identity{}, errors.New("introspection verifier: endpoint and audience must be configured")
 	}
 	if token == "" {
-		return auth.Identity{}, invalid("empty token")
+		return identity.Identity{}, invalid("empty token")
 	}
 	if len(token) > maxTokenLen {
-		return auth.Identity{}, invalid("token too large")
+		return identity.Identity{}, invalid("token too large")
 	}
 	// The cache is keyed by a digest so that it never holds tokens.
 	digest := sha256.Sum256([]byte(token))
@@ -74,11 +74,11 @@ func (v *IntrospectionVerifier) Verify(ctx context.Context, token string) (auth.
 	}
 	claims, err := v.introspect(ctx, token)
 	if err != nil {
-		return auth.Identity{}, err
+		return identity.Identity{}, err
 	}
 	id, err := v.check(claims)
 	if err != nil {
-		return auth.Identity{}, err
+		return identity.Identity{}, err
 	}
 	if v.cfg.CacheTTL > 0 {
 		until := time.Now().Add(v.cfg.CacheTTL)
@@ -119,26 +119,26 @@ func (v *IntrospectionVerifier) introspect(ctx context.Context, token string) (m
 }
 
 // check applies the resource's rules to an introspection answer.
-func (v *IntrospectionVerifier) check(claims map[string]any) (auth.Identity, error) {
+func (v *IntrospectionVerifier) check(claims map[string]any) (identity.Identity, error) {
 	if active, _ := claims["active"].(bool); !active {
-		return auth.Identity{}, invalid("token is not active")
+		return identity.Identity{}, invalid("token is not active")
 	}
 	now := time.Now()
 	if exp, ok := numericDate(claims["exp"]); ok && !now.Before(exp) {
-		return auth.Identity{}, invalid("token expired")
+		return identity.Identity{}, invalid("token expired")
 	}
 	if nbf, ok := numericDate(claims["nbf"]); ok && now.Before(nbf) {
-		return auth.Identity{}, invalid("token is not valid yet (nbf)")
+		return identity.Identity{}, invalid("token is not valid yet (nbf)")
 	}
 	if iss, ok := claims["iss"]; ok && v.cfg.Issuer != "" && iss != v.cfg.Issuer {
-		return auth.Identity{}, invalid("token is from another issuer")
+		return identity.Identity{}, invalid("token is from another issuer")
 	}
 	if !slices.Contains(stringList(claims["aud"]), v.cfg.Audience) {
-		return auth.Identity{}, invalid("token is not for this resource (aud)")
+		return identity.Identity{}, invalid("token is not for this resource (aud)")
 	}
 	id, err := identityFromClaims(claims, v.cfg.TenantClaim)
 	if err != nil {
-		return auth.Identity{}, err
+		return identity.Identity{}, err
 	}
 	if id.Issuer == "" {
 		id.Issuer = v.cfg.Issuer

@@ -12,6 +12,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/sandgate/sandgate/auth"
+	"github.com/sandgate/sandgate/auth/identity"
 )
 
 // JWTConfig configures a JWTVerifier.
@@ -108,12 +109,12 @@ func NewJWTVerifier(ctx context.Context, cfg JWTConfig) (*JWTVerifier, error) {
 
 // Verify checks token's signature, issuer, audience and times and returns
 // the identity it carries.
-func (v *JWTVerifier) Verify(ctx context.Context, token string) (auth.Identity, error) {
+func (v *JWTVerifier) Verify(ctx context.Context, token string) (identity.Identity, error) {
 	if token == "" {
-		return auth.Identity{}, invalid("empty token")
+		return identity.Identity{}, invalid("empty token")
 	}
 	if len(token) > maxTokenLen {
-		return auth.Identity{}, invalid("token too large")
+		return identity.Identity{}, invalid("token too large")
 	}
 	// A token verified before is accepted again until it expires, as long
 	// as the key that signed it is still the issuer's: a withdrawn key
@@ -132,7 +133,7 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string) (auth.Identity, 
 		return v.keyFor(ctx, t)
 	})
 	if err != nil {
-		return auth.Identity{}, classify(err, parsed, claims)
+		return identity.Identity{}, classify(err, parsed, claims)
 	}
 	id, err := identityFromClaims(claims, v.cfg.TenantClaim)
 	if err != nil {
@@ -149,16 +150,16 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string) (auth.Identity, 
 // unlessRevoked returns id unless its token was issued to a client before
 // the client was revoked. A token without iat counts as issued before any
 // revocation.
-func (v *JWTVerifier) unlessRevoked(ctx context.Context, id auth.Identity) (auth.Identity, error) {
+func (v *JWTVerifier) unlessRevoked(ctx context.Context, id identity.Identity) (identity.Identity, error) {
 	if v.cfg.Revocations == nil || id.ClientID == "" {
 		return id, nil
 	}
 	revoked, err := v.cfg.Revocations.ClientRevoked(ctx, id.ClientID, id.IssuedAt)
 	if err != nil {
-		return auth.Identity{}, fmt.Errorf("check client revocation: %w", err)
+		return identity.Identity{}, fmt.Errorf("check client revocation: %w", err)
 	}
 	if revoked {
-		return auth.Identity{}, invalid("the client this token was issued to was revoked; sign in again")
+		return identity.Identity{}, invalid("the client this token was issued to was revoked; sign in again")
 	}
 	return id, nil
 }

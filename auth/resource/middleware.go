@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/sandgate/sandgate/auth"
+	"github.com/sandgate/sandgate/auth/identity"
 )
 
 // maxFormBytes bounds how much of a form-encoded body Authenticate reads
@@ -22,8 +23,8 @@ const maxFormBytes = 64 << 10
 type identityKey struct{}
 
 // IdentityFrom returns the identity Authenticate put in ctx.
-func IdentityFrom(ctx context.Context) (auth.Identity, bool) {
-	id, ok := ctx.Value(identityKey{}).(auth.Identity)
+func IdentityFrom(ctx context.Context) (identity.Identity, bool) {
+	id, ok := ctx.Value(identityKey{}).(identity.Identity)
 	return id, ok
 }
 
@@ -58,7 +59,7 @@ func (s *Server) Authenticate(next http.Handler) http.Handler {
 		}
 		token, err := ParseBearer(values[0])
 		if err == nil {
-			var id auth.Identity
+			var id identity.Identity
 			if id, err = s.cfg.Verifier.Verify(r.Context(), token); err == nil {
 				next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), identityKey{}, id)))
 				return

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/sandgate/sandgate/auth"
+	"github.com/sandgate/sandgate/auth/identity"
 )
 
 // Verifier checks a bearer access token and reports what it says about its
@@ -16,7 +17,7 @@ type Verifier interface {
 	// holds a reason safe to show the client and never the token. Any other
 	// error means the token could not be checked right now (keys or the
 	// introspection endpoint unreachable).
-	Verify(ctx context.Context, token string) (auth.Identity, error)
+	Verify(ctx context.Context, token string) (identity.Identity, error)
 }
 
 // maxTokenLen bounds the work spent on one token. Real access tokens are a
@@ -53,13 +54,13 @@ func Chain(jwt Verifier, opaque Verifier) Verifier {
 
 type chain struct{ jwt, opaque Verifier }
 
-func (c chain) Verify(ctx context.Context, token string) (auth.Identity, error) {
+func (c chain) Verify(ctx context.Context, token string) (identity.Identity, error) {
 	next, shape := c.opaque, "opaque"
 	if looksLikeJWT(token) {
 		next, shape = c.jwt, "JWT"
 	}
 	if next == nil {
-		return auth.Identity{}, invalid(shape + " access tokens are not accepted")
+		return identity.Identity{}, invalid(shape + " access tokens are not accepted")
 	}
 	return next.Verify(ctx, token)
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandgate/sandgate/auth/identity"
 	"github.com/sandgate/sandgate/gateway/audit"
 )
 
@@ -127,7 +128,7 @@ func TestAuditVerifyCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, k := range []audit.Kind{audit.KindSessionStart, audit.KindToolStart, audit.KindToolEnd} {
-		if err := sink.Append(t.Context(), &audit.Event{Kind: k, Principal: audit.Principal{Issuer: "local", Subject: "me"}}); err != nil {
+		if err := sink.Append(t.Context(), &audit.Event{Kind: k, Principal: identity.Identity{Issuer: "local", Subject: "me"}}); err != nil {
 			t.Fatal(err)
 		}
 	}

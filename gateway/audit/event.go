@@ -1,6 +1,10 @@
 package audit
 
-import "time"
+import (
+	"time"
+
+	"github.com/sandgate/sandgate/auth/identity"
+)
 
 // Kind says what an Event records. The set is closed: Append refuses any
 // other value, so every record in a log is one of these.
@@ -48,16 +52,6 @@ func validOutcome(o string) bool {
 	return false
 }
 
-// Principal identifies who acted. It holds identity claims only, never a
-// token or any other credential.
-type Principal struct {
-	Issuer   string   `json:"issuer,omitempty"`
-	Subject  string   `json:"subject,omitempty"`
-	Tenant   string   `json:"tenant,omitempty"`
-	ClientID string   `json:"client_id,omitempty"`
-	Scopes   []string `json:"scopes,omitempty"`
-}
-
 // Event is one audit record. The JSON form of an Event is its line in the
 // log; the field order below is the member order of that line and is part
 // of the format (see the package comment). Hash must stay the last field.
@@ -69,13 +63,13 @@ type Event struct {
 	PrevHash string    `json:"prev_hash"` // Hash of the record before; "" for Seq 1
 
 	// Set by the caller.
-	Kind        Kind      `json:"kind"`
-	Principal   Principal `json:"principal"`
-	Session     string    `json:"session,omitempty"`
-	SandboxID   string    `json:"sandbox_id,omitempty"`
-	ContainerID string    `json:"container_id,omitempty"`
-	Tool        string    `json:"tool,omitempty"`
-	RequestID   string    `json:"request_id,omitempty"`
+	Kind        Kind              `json:"kind"`
+	Principal   identity.Identity `json:"principal"`
+	Session     string            `json:"session,omitempty"`
+	SandboxID   string            `json:"sandbox_id,omitempty"`
+	ContainerID string            `json:"container_id,omitempty"`
+	Tool        string            `json:"tool,omitempty"`
+	RequestID   string            `json:"request_id,omitempty"`
 	// ArgsDigest is Digest of the tool call's arguments; the arguments
 	// themselves are never recorded.
 	ArgsDigest string `json:"args_digest,omitempty"`

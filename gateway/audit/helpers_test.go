@@ -7,10 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandgate/sandgate/auth/identity"
 	"github.com/sandgate/sandgate/gateway/audit"
 )
 
-var alice = audit.Principal{Issuer: "https://idp.example", Subject: "alice", Tenant: "acme", ClientID: "cli", Scopes: []string{"tools:call"}}
+var alice = identity.Identity{Issuer: "https://idp.example", Subject: "alice", Tenant: "acme", ClientID: "cli", Scopes: []string{"tools:call"}}
 
 // openSink opens a sink in a fresh directory and closes it at cleanup.
 func openSink(t testing.TB) (*audit.FileSink, string) {
@@ -25,7 +26,7 @@ func openSink(t testing.TB) (*audit.FileSink, string) {
 }
 
 // toolEnd returns a typical tool.end event.
-func toolEnd(p audit.Principal, session string) *audit.Event {
+func toolEnd(p identity.Identity, session string) *audit.Event {
 	code := 0
 	return &audit.Event{
 		Kind: audit.KindToolEnd, Principal: p, Session: session, SandboxID: "sb-1",
@@ -36,7 +37,7 @@ func toolEnd(p audit.Principal, session string) *audit.Event {
 }
 
 // appendN appends n tool.end events for p and fails the test on error.
-func appendN(t testing.TB, s *audit.FileSink, p audit.Principal, session string, n int) {
+func appendN(t testing.TB, s *audit.FileSink, p identity.Identity, session string, n int) {
 	t.Helper()
 	for range n {
 		if err := s.Append(context.Background(), toolEnd(p, session)); err != nil {

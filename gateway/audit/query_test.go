@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/sandgate/sandgate/auth/identity"
 	"github.com/sandgate/sandgate/gateway/audit"
 )
 
@@ -17,8 +18,8 @@ func decode(line string) (audit.Event, error) {
 
 func TestQuery(t *testing.T) {
 	t.Parallel()
-	bob := audit.Principal{Issuer: alice.Issuer, Subject: "bob"}
-	mallory := audit.Principal{Issuer: "https://evil.example", Subject: "alice"}
+	bob := identity.Identity{Issuer: alice.Issuer, Subject: "bob"}
+	mallory := identity.Identity{Issuer: "https://evil.example", Subject: "alice"}
 	s, _ := openSink(t)
 	appendN(t, s, alice, "s1", 30)
 	appendN(t, s, bob, "s2", 5)

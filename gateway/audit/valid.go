@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/sandgate/sandgate/auth/identity"
 )
 
 // Every string of a record is valid UTF-8 before the record is sealed.
@@ -45,7 +47,7 @@ func prepare(e *Event) error {
 	if !validOutcome(e.Outcome) {
 		return fmt.Errorf("%w: unknown outcome %q", ErrInvalid, e.Outcome)
 	}
-	e.Principal = e.Principal.valid()
+	e.Principal = validPrincipal(e.Principal)
 	for _, s := range []*string{&e.Session, &e.SandboxID, &e.ContainerID, &e.Tool, &e.RequestID, &e.ArgsDigest} {
 		*s = validString(*s)
 	}
@@ -65,9 +67,10 @@ func validString(s string) string {
 	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
-// valid returns p with valid strings; its Scopes are a new slice when a
-// scope had to change.
-func (p Principal) valid() Principal {
+// validPrincipal returns p with valid strings; its Scopes are a new
+// slice when a scope had to change. Audience and the token times are not
+// part of the record (identity.Identity leaves them out of its JSON).
+func validPrincipal(p identity.Identity) identity.Identity {
 	p.Issuer, p.Subject = validString(p.Issuer), validString(p.Subject)
 	p.Tenant, p.ClientID = validString(p.Tenant), validString(p.ClientID)
 	for i, s := range p.Scopes {

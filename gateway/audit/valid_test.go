@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/sandgate/sandgate/auth/identity"
 	"github.com/sandgate/sandgate/gateway/audit"
 )
 
@@ -27,7 +28,7 @@ func FuzzAppendVerify(f *testing.F) {
 	f.Add([]byte("\xff\xfe\xe2\x82"), byte(3))
 	f.Add([]byte("é\xc3\u2028\x00\"\\<>&\xed\xa0\x80"), byte(200))
 	f.Fuzz(func(t *testing.T, data []byte, shape byte) {
-		e := &audit.Event{Summary: map[string]string{}, Connection: &audit.Connection{}, Principal: audit.Principal{Scopes: []string{"", "", ""}}}
+		e := &audit.Event{Summary: map[string]string{}, Connection: &audit.Connection{}, Principal: identity.Identity{Scopes: []string{"", "", ""}}}
 		src := &source{data: data, shape: shape}
 		fill(reflect.ValueOf(e).Elem(), src)
 		for range 3 {
@@ -188,7 +189,7 @@ func TestAppendInvalidUTF8(t *testing.T) {
 	scopes := []string{"sandbox:exec", "bad\xff"}
 	conn := &audit.Connection{Proxy: "connect", Asked: "x\xfe:443", SNI: "\xc3", Status: 403}
 	events := []*audit.Event{
-		{Kind: audit.KindToolStart, Principal: audit.Principal{Subject: "al\xffice", Scopes: scopes}, Tool: "run_shell", Summary: summary},
+		{Kind: audit.KindToolStart, Principal: identity.Identity{Subject: "al\xffice", Scopes: scopes}, Tool: "run_shell", Summary: summary},
 		{Kind: audit.KindToolEnd, Principal: alice, Tool: "read_file", Summary: map[string]string{"path": strings.Repeat("é", 150)[:201]}, Outcome: audit.OutcomeError, Error: "open \xe9\xe9: no such file"},
 		{Kind: audit.KindEgress, Principal: alice, SandboxID: "sb\x80", Connection: conn, DenyReason: "refused \xff"},
 	}

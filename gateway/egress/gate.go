@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/sandgate/sandgate/auth/identity"
 	"github.com/sandgate/sandgate/gateway/egress/policy"
 )
 
@@ -18,7 +19,7 @@ type Gate struct {
 	Tenant    string
 	// Principal identifies the owner in audit records; egress copies it
 	// into every Record untouched.
-	Principal any
+	Principal identity.Identity
 
 	limits Limits
 	budget *budget
@@ -37,7 +38,7 @@ type Gate struct {
 }
 
 // NewGate returns the gate of a sandbox allowed to reach allow.
-func NewGate(sandboxID, tenant string, principal any, allow policy.Rules, limits Limits) *Gate {
+func NewGate(sandboxID, tenant string, principal identity.Identity, allow policy.Rules, limits Limits) *Gate {
 	limits = limits.WithDefaults()
 	return &Gate{SandboxID: sandboxID, Tenant: tenant, Principal: principal, limits: limits,
 		budget: newBudget(limits.BytesPerMinute), rate: newBudget(int64(limits.ConnsPerMinute)), allow: allow}

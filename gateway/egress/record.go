@@ -1,12 +1,16 @@
 package egress
 
-import "time"
+import (
+	"time"
+
+	"github.com/sandgate/sandgate/auth/identity"
+)
 
 // Record is the account of one proxied connection, refused or ended.
 type Record struct {
 	SandboxID string
 	Tenant    string
-	Principal any // the Gate's Principal, untouched
+	Principal identity.Identity // the Gate's Principal
 	Kind      string
 	Host      string // as normalised ("" when the host was invalid: see Asked)
 	Asked     string // host:port as the sandbox sent it

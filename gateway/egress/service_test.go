@@ -16,6 +16,7 @@ import (
 
 	"github.com/hashicorp/yamux"
 
+	"github.com/sandgate/sandgate/auth/identity"
 	"github.com/sandgate/sandgate/gateway/egress"
 	"github.com/sandgate/sandgate/gateway/egress/guard"
 	"github.com/sandgate/sandgate/gateway/egress/policy"
@@ -63,7 +64,7 @@ func newHarness(t *testing.T, allow, ceiling []string, loopback map[uint16]uint1
 		},
 		Testing: &egress.Testing{Loopback: loopback},
 	})
-	h.gate = egress.NewGate("sb1", "tenant", "who", a, limits)
+	h.gate = egress.NewGate("sb1", "tenant", identity.Identity{Subject: "who"}, a, limits)
 	gwEnd, runnerEnd := net.Pipe()
 	gwSess, err := yamux.Client(gwEnd, protocol.YamuxConfig())
 	if err != nil {
@@ -153,7 +154,7 @@ func TestDecisions(t *testing.T) {
 		t.Fatalf("%d records for %d connections", len(recs), len(cases))
 	}
 	for _, r := range recs {
-		if r.SandboxID != "sb1" || r.Tenant != "tenant" || r.Principal != "who" || r.Status == 0 {
+		if r.SandboxID != "sb1" || r.Tenant != "tenant" || r.Principal.Subject != "who" || r.Status == 0 {
 			t.Errorf("record %+v lacks who or what", r)
 		}
 	}
