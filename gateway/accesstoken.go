@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/sandgate/sandgate/auth"
+	"github.com/sandgate/sandgate/gateway/fleet"
 )
 
 // accessTokenPrefix starts every sandbox access token, so that one found
@@ -22,7 +23,7 @@ const accessTokenPrefix = "sga1_"
 // Any gateway holding the key verifies it without keeping state, across
 // restarts and replicas; it is useless once the sandbox is gone (ids are
 // never reused) and cannot be widened to more scopes.
-func (g *Server) accessToken(b *box, scopes []string) string {
+func (g *Server) accessToken(b *fleet.Box, scopes []string) string {
 	var mask uint64
 	for i, s := range auth.AllScopes {
 		if slices.Contains(scopes, s) {
@@ -34,7 +35,7 @@ func (g *Server) accessToken(b *box, scopes []string) string {
 }
 
 // accessScopes checks token against b and returns the scopes it grants.
-func (g *Server) accessScopes(b *box, token string) ([]string, bool) {
+func (g *Server) accessScopes(b *fleet.Box, token string) ([]string, bool) {
 	m, mac, ok := strings.Cut(strings.TrimPrefix(token, accessTokenPrefix), "_")
 	if !ok || !strings.HasPrefix(token, accessTokenPrefix) {
 		return nil, false
@@ -56,8 +57,8 @@ func (g *Server) accessScopes(b *box, token string) ([]string, bool) {
 	return scopes, true
 }
 
-func (g *Server) accessMAC(b *box, mask string) []byte {
+func (g *Server) accessMAC(b *fleet.Box, mask string) []byte {
 	h := hmac.New(sha256.New, g.accessKey)
-	fmt.Fprintf(h, "sandgate access token\x00%s\x00%s\x00%s", b.id(), b.owner, mask)
+	fmt.Fprintf(h, "sandgate access token\x00%s\x00%s\x00%s", b.ID(), b.Owner, mask)
 	return h.Sum(nil)
 }

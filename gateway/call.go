@@ -14,12 +14,11 @@ import (
 
 	"github.com/sandgate/sandgate/auth/identity"
 	"github.com/sandgate/sandgate/gateway/audit"
+	"github.com/sandgate/sandgate/gateway/fleet"
 	"github.com/sandgate/sandgate/gateway/metrics"
 	"github.com/sandgate/sandgate/runner/protocol"
 	"github.com/sandgate/sandgate/sandbox"
 )
-
-var errAuditDown = errors.New("audit log unavailable")
 
 // call is one tool invocation in flight.
 type call struct {
@@ -29,8 +28,8 @@ type call struct {
 	req     mcp.CallToolRequest
 	args    map[string]any   // decoded once; see callArguments
 	began   time.Time        // when the handler started, for the latency metric
-	box     *box             // nil for tools that need no sandbox
-	notes   []callNote       // added to the result after the payload (see callnote.go)
+	box     *fleet.Box       // nil for tools that need no sandbox
+	notes   []fleet.Note     // added to the result after the payload (see callnote.go)
 	runner  *protocol.Client // the box's connection
 	end     *audit.Event     // the tool.end record; run fills in outcome details
 }
@@ -89,8 +88,8 @@ func (g *Server) handler(d toolDef) server.ToolHandlerFunc {
 			if res := c.attach(ctx, args); res != nil {
 				return c.deny(ctx, res, "no usable sandbox")
 			}
-			defer c.box.release()
-			start.SandboxID, start.ContainerID = c.box.id(), c.box.info().ContainerID
+			defer c.box.Release()
+			start.SandboxID, start.ContainerID = c.box.ID(), c.box.Info().ContainerID
 			c.end.SandboxID, c.end.ContainerID = start.SandboxID, start.ContainerID
 		}
 		started := g.recordStart(ctx, d, start)
@@ -113,7 +112,7 @@ func (g *Server) handler(d toolDef) server.ToolHandlerFunc {
 				return g.refuseUnaudited(d, serr), nil
 			}
 		}
-		if err != nil && c.box != nil && g.boxes.removedDuringCall(ctx, c.box, err) {
+		if err != nil && c.box != nil && g.boxes.RemovedDuringCall(ctx, c.box, err) {
 			err = fmt.Errorf("%w: destroyed while this call ran", sandbox.ErrNotFound)
 		}
 		if err != nil {
@@ -151,7 +150,7 @@ func readOnly(d toolDef) bool {
 // not be written: nothing runs (or is returned) unaudited.
 func (g *Server) refuseUnaudited(d toolDef, err error) *mcp.CallToolResult {
 	g.log.Error("audit append failed; refusing tool call", "tool", d.tool.Name, "error", err)
-	return mcp.NewToolResultError(fmt.Sprintf("%v: refusing to run %s unaudited; an operator must fix the audit log (%v)", errAuditDown, d.tool.Name, err))
+	return mcp.NewToolResultError(fmt.Sprintf("%v: refusing to run %s unaudited; an operator must fix the audit log (%v)", audit.ErrUnavailable, d.tool.Name, err))
 }
 
 // attach resolves the call's sandbox and connection; on failure it returns
@@ -161,9 +160,9 @@ func (c *call) attach(ctx context.Context, args map[string]any) *mcp.CallToolRes
 	var err error
 	switch {
 	case id != "":
-		c.box, err = c.g.boxes.get(ctx, c.p, c.session, id)
+		c.box, err = c.g.boxes.Get(ctx, c.p, c.session, id)
 	case c.session != "":
-		c.box, err = c.g.boxes.forSession(ctx, c.p, c.session)
+		c.box, err = c.g.boxes.ForSession(ctx, c.p, c.session)
 	default:
 		c.box, err = c.forClient(ctx)
 	}
@@ -172,7 +171,7 @@ func (c *call) attach(ctx context.Context, args map[string]any) *mcp.CallToolRes
 	}
 	b := c.box
 	err = c.acquire(ctx)
-	if err != nil && id == "" && c.session == "" && b.isGone() {
+	if err != nil && id == "" && c.session == "" && b.IsGone() {
 		// The default was removed elsewhere (another replica, or its
 		// owner's sandbox_destroy there): the client's default is now
 		// one that replica made, or a new one.
@@ -189,12 +188,12 @@ func (c *call) attach(ctx context.Context, args map[string]any) *mcp.CallToolRes
 // forClient returns the caller's default sandbox (see defaultbox.go) and
 // notes which it is. A note from an earlier default (one found gone on
 // acquire) gives way to the one the call ends up in.
-func (c *call) forClient(ctx context.Context) (*box, error) {
-	b, note, err := c.g.boxes.forClient(ctx, c.p, defaultKey(c.p, c.req))
+func (c *call) forClient(ctx context.Context) (*fleet.Box, error) {
+	b, note, err := c.g.boxes.ForClient(ctx, c.p, fleet.DefaultKey(c.p, c.req))
 	if err != nil {
 		return nil, err
 	}
-	c.notes = slices.DeleteFunc(c.notes, func(n callNote) bool { return n.key == metaDefaultSandbox })
+	c.notes = slices.DeleteFunc(c.notes, func(n fleet.Note) bool { return n.Key == fleet.MetaDefaultSandbox })
 	c.notes = append(c.notes, note)
 	return b, nil
 }
@@ -205,13 +204,13 @@ func (c *call) forClient(ctx context.Context) (*box, error) {
 // box is released and c.box is nil; on success the caller must release
 // it.
 func (c *call) acquire(ctx context.Context) error {
-	gen := c.box.generation()
+	gen := c.box.Generation()
 	var err error
-	if c.runner, err = c.box.acquire(ctx); err != nil {
-		c.box.release()
+	if c.runner, err = c.box.Acquire(ctx); err != nil {
+		c.box.Release()
 		if err = c.recoverDead(ctx, c.box, gen, err); err == nil {
-			if c.runner, err = c.box.acquire(ctx); err != nil {
-				c.box.release()
+			if c.runner, err = c.box.Acquire(ctx); err != nil {
+				c.box.Release()
 			}
 		}
 		if err != nil {
@@ -236,15 +235,15 @@ func retryable(d toolDef, err error) bool {
 // connection was lost, replacing the sandbox if its runner is dead (see
 // recoverDead); the box is still acquired.
 func (c *call) reattach(ctx context.Context) error {
-	gen := c.box.generation()
+	gen := c.box.Generation()
 	var err error
-	if c.runner, err = c.box.connect(ctx); err == nil {
+	if c.runner, err = c.box.Connect(ctx); err == nil {
 		return nil
 	}
 	if err = c.recoverDead(ctx, c.box, gen, err); err != nil {
 		return err
 	}
-	c.runner, err = c.box.connect(ctx)
+	c.runner, err = c.box.Connect(ctx)
 	return err
 }
 
@@ -267,7 +266,7 @@ func (c *call) finish(ctx context.Context, res *mcp.CallToolResult, began time.T
 	metrics.Since(c.g.metrics.ToolSeconds.WithLabelValues(e.Tool), c.began)
 	if err := c.g.audit.Append(context.WithoutCancel(ctx), e); err != nil {
 		c.g.log.Error("audit append failed; withholding result", "tool", e.Tool, "error", err)
-		return mcp.NewToolResultError(fmt.Sprintf("%v: %s ran but its end could not be recorded, so its result is withheld (%v)", errAuditDown, e.Tool, err)), nil
+		return mcp.NewToolResultError(fmt.Sprintf("%v: %s ran but its end could not be recorded, so its result is withheld (%v)", audit.ErrUnavailable, e.Tool, err)), nil
 	}
 	holdLargeTexts(ctx, res)
 	return res, nil

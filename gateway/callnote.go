@@ -1,6 +1,9 @@
 package gateway
 
-import "github.com/mark3labs/mcp-go/mcp"
+import (
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/sandgate/sandgate/gateway/fleet"
+)
 
 // A call's notes tell the caller something about where its call ran
 // that is not the tool's answer: which default sandbox a sessionless
@@ -12,32 +15,14 @@ import "github.com/mark3labs/mcp-go/mcp"
 // and, for clients that read data rather than prose, a member of the
 // result's _meta under a namespaced key.
 
-// Keys of a tool result's _meta that notes set.
-const (
-	// metaDefaultSandbox holds {"sandbox_id", and "created": true when
-	// the call made it, "previous_sandbox_id" when it replaced one that
-	// is gone}.
-	metaDefaultSandbox = "sandgate.dev/default-sandbox"
-	// metaSandboxReplaced holds {"sandbox_id", "reason",
-	// "workspace_kept"}.
-	metaSandboxReplaced = "sandgate.dev/sandbox-replaced"
-)
-
-// callNote is one note: its sentence and its _meta member.
-type callNote struct {
-	text string // in brackets, for the text block
-	key  string // one of the meta constants
-	meta map[string]any
-}
-
 // addNotes appends each note to res as a text block after everything
 // the tool put there, and sets its _meta member.
-func addNotes(res *mcp.CallToolResult, notes []callNote) {
+func addNotes(res *mcp.CallToolResult, notes []fleet.Note) {
 	for _, n := range notes {
-		res.Content = append(res.Content, mcp.NewTextContent(n.text))
+		res.Content = append(res.Content, mcp.NewTextContent(n.Text))
 		if res.Meta == nil {
 			res.Meta = &mcp.Meta{}
 		}
-		res.Meta.SetMetaField(n.key, n.meta)
+		res.Meta.SetMetaField(n.Key, n.Meta)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sandgate/sandgate/auth"
 	"github.com/sandgate/sandgate/auth/identity"
+	"github.com/sandgate/sandgate/gateway/fleet"
 	"github.com/sandgate/sandgate/runner/protocol"
 )
 
@@ -48,8 +49,8 @@ func (g *Server) completeSandboxID(ctx context.Context, prefix string) (*mcp.Com
 	}
 	var ids []string
 	for _, b := range g.callerBoxes(p, session) {
-		if strings.HasPrefix(b.id(), prefix) {
-			ids = append(ids, b.id())
+		if strings.HasPrefix(b.ID(), prefix) {
+			ids = append(ids, b.ID())
 		}
 	}
 	return completion(ids), nil
@@ -58,13 +59,13 @@ func (g *Server) completeSandboxID(ctx context.Context, prefix string) (*mcp.Com
 // defaultBox is the sandbox a completion or prompt means when it names
 // none: the legacy session's own sandbox if it has one yet, or else the
 // caller's only sandbox. It never creates one.
-func (g *Server) defaultBox(ctx context.Context, p identity.Identity, session, id string) (*box, error) {
+func (g *Server) defaultBox(ctx context.Context, p identity.Identity, session, id string) (*fleet.Box, error) {
 	if id != "" {
-		return g.boxes.get(ctx, p, session, id)
+		return g.boxes.Get(ctx, p, session, id)
 	}
 	bs := g.callerBoxes(p, session)
 	for _, b := range bs {
-		if session != "" && b.session == session {
+		if session != "" && b.Session == session {
 			return b, nil
 		}
 	}

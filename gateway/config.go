@@ -14,6 +14,7 @@ import (
 	"github.com/sandgate/sandgate/auth/identity"
 	"github.com/sandgate/sandgate/auth/resource"
 	"github.com/sandgate/sandgate/gateway/egress"
+	"github.com/sandgate/sandgate/gateway/fleet"
 	"github.com/sandgate/sandgate/sandbox"
 )
 
@@ -74,7 +75,7 @@ type Config struct {
 	// allowlists and E2B timeouts there (the provider must be a
 	// sandbox.Recorder), removes
 	// only what is due whoever holds it, and leaves sessionless sandboxes
-	// running when it shuts down. See replicas.go.
+	// running when it shuts down. See gateway/fleet/replicas.go.
 	Replicated bool
 	// E2B configures the E2B-compatible API (package gateway/e2b).
 	E2B E2BConfig
@@ -261,14 +262,12 @@ const MaxPoolSize = 1000
 // unclaimed one.
 var ErrPoolReplicated = errors.New("a warm pool of replicated gateways needs a provider that records who claimed a pooled sandbox where every replica reads it (sandbox.PoolClaims); set the pool size to 0")
 
-// ClaimDir keeps the claim records of pooled sandboxes (claims.go).
-func (c Config) ClaimDir() string { return filepath.Join(c.VarDir, "claims") }
-
-// NetworkDir keeps allowlists changed with sandbox_network (netstate.go).
-func (c Config) NetworkDir() string { return filepath.Join(c.VarDir, "network") }
-
-// DeadlineDir keeps the ends E2B clients set on sandboxes (deadline.go).
-func (c Config) DeadlineDir() string { return filepath.Join(c.VarDir, "deadline") }
-
 // SocketDir is where per-sandbox socket directories are made.
 func (c Config) SocketDir() string { return filepath.Join(c.VarDir, "sockets") }
+
+// fleet is what the sandbox bookkeeping needs of c (package fleet).
+func (c Config) fleet() fleet.Config {
+	return fleet.Config{VarDir: c.VarDir, Image: c.Image, Pool: c.Pool, Limits: c.Limits,
+		MaxSandboxesPerTenant: c.MaxSandboxesPerTenant, ReconcileInterval: c.ReconcileInterval, ReconcileGrace: c.ReconcileGrace,
+		EgressPolicy: c.Egress.Policy, EgressLimits: c.Egress.Limits, Replicated: c.Replicated}
+}

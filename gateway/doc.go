@@ -19,7 +19,7 @@
 //
 // Replicas (Config.Replicated, set by cmd/gateway for Kubernetes): several
 // gateways share one provider's sandboxes and keep what the others need
-// in the provider's records (replicas.go). A sessionless sandbox works on
+// in the provider's records (gateway/fleet). A sessionless sandbox works on
 // every replica; a legacy session lives on the replica that started it,
 // so a load balancer must route by Mcp-Session-Id (another replica answers
 // 404, saying so). Shutdown ends this replica's sessions and removes

@@ -15,6 +15,7 @@ import (
 	"github.com/sandgate/sandgate/auth"
 	"github.com/sandgate/sandgate/auth/identity"
 	"github.com/sandgate/sandgate/gateway/e2b"
+	"github.com/sandgate/sandgate/gateway/fleet"
 	"github.com/sandgate/sandgate/runner/protocol"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -40,7 +41,7 @@ func (e e2bBackend) caller(ctx context.Context) (identity.Identity, error) {
 }
 
 // control runs a control-plane call as the caller, audited.
-func (e e2bBackend) control(ctx context.Context, name string, summary map[string]any, b *box, fn func(ctx context.Context, p identity.Identity) error) error {
+func (e e2bBackend) control(ctx context.Context, name string, summary map[string]any, b *fleet.Box, fn func(ctx context.Context, p identity.Identity) error) error {
 	p, err := e.caller(ctx)
 	if err != nil {
 		return err
@@ -73,7 +74,7 @@ func (e e2bBackend) Create(ctx context.Context, req e2b.CreateRequest) (e2b.Sand
 		if err != nil {
 			return err
 		}
-		allow := e.g.boxes.defaultAllow(p.Tenant)
+		allow := e.g.boxes.DefaultAllow(p.Tenant)
 		if req.Allow != nil {
 			if allow, err = e.g.checkAllow(p.Tenant, req.Allow); err != nil {
 				return fmt.Errorf("%w: %v", e2b.ErrInvalid, err)
@@ -82,13 +83,13 @@ func (e e2bBackend) Create(ctx context.Context, req e2b.CreateRequest) (e2b.Sand
 		// The template and metadata are kept in the provider's record,
 		// the timeout where the allowlist is (deadline.go), so that a
 		// restarted gateway and every replica report them.
-		b, err := e.g.boxes.createBox(ctx, p, newSandbox{image: image, allow: allow, template: cmp.Or(req.Template, "base"), metadata: req.Metadata})
+		b, err := e.g.boxes.CreateBox(ctx, p, fleet.Spec{Image: image, Allow: allow, Template: cmp.Or(req.Template, "base"), Metadata: req.Metadata})
 		if err != nil {
 			return categorize(err)
 		}
 		if req.Timeout > 0 {
-			if _, err := e.g.boxes.setDeadline(ctx, b, time.Now().Add(req.Timeout)); err != nil {
-				_ = e.g.boxes.destroy(ctx, b, p, "its timeout could not be kept")
+			if _, err := e.g.boxes.SetDeadline(ctx, b, time.Now().Add(req.Timeout)); err != nil {
+				_ = e.g.boxes.Destroy(ctx, b, p, "its timeout could not be kept")
 				return err
 			}
 		}
@@ -103,7 +104,7 @@ func (e e2bBackend) Get(ctx context.Context, id string) (e2b.Sandbox, error) {
 	err := e.control(ctx, "sandbox.get", map[string]any{"sandbox_id": id}, nil, func(ctx context.Context, p identity.Identity) error {
 		b, err := e.owned(ctx, p, id)
 		if err == nil {
-			e.freshDeadline(ctx, b)
+			e.g.boxes.RefreshDeadline(ctx, b)
 			out = e.describe(b, p)
 		}
 		return err
@@ -111,25 +112,10 @@ func (e e2bBackend) Get(ctx context.Context, id string) (e2b.Sandbox, error) {
 	return out, err
 }
 
-// freshDeadline brings b's deadline up to date from the provider's record
-// in a replicated gateway, where another replica may have changed it
-// since this one's last reconciliation (a minute at most); otherwise the
-// answer's endAt would be stale until then. A record that cannot be read
-// leaves b as it is: the answer is this replica's view.
-func (e e2bBackend) freshDeadline(ctx context.Context, b *box) {
-	if !e.g.boxes.replicated() {
-		return
-	}
-	readAt := time.Now()
-	if info, err := e.g.boxes.record(ctx, b.id()); err == nil {
-		e.g.boxes.syncDeadline(b, info.Deadline, readAt)
-	}
-}
-
 func (e e2bBackend) List(ctx context.Context) ([]e2b.Sandbox, error) {
 	var out []e2b.Sandbox
 	err := e.control(ctx, "sandbox.list", nil, nil, func(ctx context.Context, p identity.Identity) error {
-		boxes, err := e.ownedAll(ctx, p)
+		boxes, err := e.g.boxes.Sessionless(ctx, p)
 		for _, b := range boxes {
 			out = append(out, e.describe(b, p))
 		}
@@ -147,7 +133,7 @@ func (e e2bBackend) Kill(ctx context.Context, id string) error {
 		if err != nil {
 			return err
 		}
-		if err := e.g.boxes.destroy(ctx, b, p, "killed through the E2B API"); err != nil {
+		if err := e.g.boxes.Destroy(ctx, b, p, "killed through the E2B API"); err != nil {
 			return fmt.Errorf("kill sandbox %s: %w", id, err)
 		}
 		return nil
@@ -164,7 +150,7 @@ func (e e2bBackend) SetTimeout(ctx context.Context, id string, timeout time.Dura
 		if err != nil {
 			return err
 		}
-		if _, err := e.g.boxes.setDeadline(ctx, b, time.Now().Add(timeout)); err != nil {
+		if _, err := e.g.boxes.SetDeadline(ctx, b, time.Now().Add(timeout)); err != nil {
 			return err
 		}
 		out = e.describe(b, p)
@@ -180,11 +166,11 @@ func (e e2bBackend) SetNetwork(ctx context.Context, id string, allow []string) (
 		if err != nil {
 			return err
 		}
-		rules, err := e.g.checkAllow(b.tenant, allow)
+		rules, err := e.g.checkAllow(b.Tenant, allow)
 		if err != nil {
 			return fmt.Errorf("%w: %v", e2b.ErrInvalid, err)
 		}
-		if _, err := e.g.boxes.setAllow(ctx, b, rules); err != nil {
+		if _, err := e.g.boxes.SetAllow(ctx, b, rules); err != nil {
 			return err
 		}
 		out = e.describe(b, p)
@@ -195,53 +181,27 @@ func (e e2bBackend) SetNetwork(ctx context.Context, id string, allow []string) (
 
 // owned finds one of p's sessionless sandboxes. A sandbox bound to an
 // MCP session belongs to that session and is not visible here.
-func (e e2bBackend) owned(ctx context.Context, p identity.Identity, id string) (*box, error) {
-	b, err := e.g.boxes.get(ctx, p, "", id)
+func (e e2bBackend) owned(ctx context.Context, p identity.Identity, id string) (*fleet.Box, error) {
+	b, err := e.g.boxes.Get(ctx, p, "", id)
 	if err != nil {
 		return nil, err
 	}
-	if b.isGone() {
+	if b.IsGone() {
 		return nil, fmt.Errorf("sandbox %q: %w", id, sandbox.ErrNotFound)
 	}
 	return b, nil
 }
 
-// ownedAll lists p's live sessionless sandboxes; a replicated gateway
-// finds those other replicas made in the provider.
-func (e e2bBackend) ownedAll(ctx context.Context, p identity.Identity) ([]*box, error) {
-	mine := func(b *box) bool { return b.owner == p.Digest() && b.session == "" }
-	if !e.g.boxes.replicated() {
-		return e.g.boxes.matching(mine), nil
-	}
-	listedAt := time.Now()
-	infos, err := e.g.boxes.held(ctx, p.Tenant, "")
-	if err != nil {
-		return nil, err
-	}
-	var out []*box
-	for _, info := range infos {
-		if info.Owner != p.Digest() || info.Session != "" {
-			continue
-		}
-		if b, err := e.g.boxes.get(ctx, p, "", info.ID); err == nil {
-			// The listing is the record: another replica's timeout shows.
-			e.g.boxes.syncDeadline(b, info.Deadline, listedAt)
-			out = append(out, b)
-		}
-	}
-	return out, nil
-}
-
 // describe reports b to its owner p, with an access token carrying p's
 // scopes.
-func (e e2bBackend) describe(b *box, p identity.Identity) e2b.Sandbox {
-	inf := b.info()
+func (e e2bBackend) describe(b *fleet.Box, p identity.Identity) e2b.Sandbox {
+	inf := b.Info()
 	l := e.g.cfg.Limits
 	// A sandbox made otherwise than by the E2B API has no template: its
 	// image stands for one.
-	return e2b.Sandbox{ID: b.id(), Template: cmp.Or(inf.Template, inf.Image), Image: inf.Image, StartedAt: inf.CreatedAt, EndAt: b.endAt(),
+	return e2b.Sandbox{ID: b.ID(), Template: cmp.Or(inf.Template, inf.Image), Image: inf.Image, StartedAt: inf.CreatedAt, EndAt: b.EndAt(),
 		CPUCount: l.CPUs, MemoryMB: l.MemoryBytes >> 20, DiskMB: l.WorkspaceBytes >> 20, Metadata: maps.Clone(inf.Metadata),
-		Allow: b.gate.Allow().Strings(), AccessToken: e.g.accessToken(b, p.Scopes)}
+		Allow: b.Gate.Allow().Strings(), AccessToken: e.g.accessToken(b, p.Scopes)}
 }
 
 // Open finds the sandbox a data-plane request for op names and checks its
@@ -266,7 +226,7 @@ func (e e2bBackend) open(ctx context.Context, id, token string) (*e2bRunner, str
 	case token == "":
 		return nil, "no access token"
 	}
-	b, err := e.g.boxes.byAccess(ctx, id)
+	b, err := e.g.boxes.ByAccess(ctx, id)
 	if err != nil {
 		return nil, "no such sandbox"
 	}
@@ -274,34 +234,34 @@ func (e e2bBackend) open(ctx context.Context, id, token string) (*e2bRunner, str
 	switch {
 	case !ok:
 		return nil, "access token not valid for this sandbox"
-	case b.isGone():
+	case b.IsGone():
 		return nil, "sandbox is gone"
 	}
 	if revoked := e.g.cfg.E2B.OwnerRevoked; revoked != nil {
-		switch gone, err := revoked(b.owner); {
+		switch gone, err := revoked(b.Owner); {
 		case err != nil:
 			return nil, "could not check the credential that created the sandbox: " + err.Error()
 		case gone:
 			return nil, "the API key that created the sandbox is revoked"
 		}
 	}
-	who := b.creator
-	p := identity.Identity{Issuer: who.Issuer, Subject: who.Subject, Tenant: cmp.Or(who.Tenant, b.tenant), ClientID: who.ClientID, Scopes: scopes}
+	who := b.Creator
+	p := identity.Identity{Issuer: who.Issuer, Subject: who.Subject, Tenant: cmp.Or(who.Tenant, b.Tenant), ClientID: who.ClientID, Scopes: scopes}
 	return &e2bRunner{g: e.g, b: b, p: p}, ""
 }
 
 // e2bRunner runs data-plane calls in one sandbox (e2b.Runner).
 type e2bRunner struct {
 	g *Server
-	b *box
+	b *fleet.Box
 	p identity.Identity // the creator, with the token's scopes
 }
 
-func (r *e2bRunner) ID() string { return r.b.id() }
+func (r *e2bRunner) ID() string { return r.b.ID() }
 
 func (r *e2bRunner) Do(ctx context.Context, op e2b.Op, fn func(ctx context.Context, c *protocol.Client) error) error {
 	if r.g.cfg.Auth != nil && !slices.Contains(r.p.Scopes, op.Scope) {
-		r.g.denyData(ctx, r.p, r.b.id(), op.Name, "insufficient scope: needs "+op.Scope)
+		r.g.denyData(ctx, r.p, r.b.ID(), op.Name, "insufficient scope: needs "+op.Scope)
 		return fmt.Errorf("%w: %s needs scope %s, which this sandbox's access token does not grant", e2b.ErrForbidden, op.Name, op.Scope)
 	}
 	return r.g.apiCall(ctx, r.p, r.b, op, func(ctx context.Context) error {
@@ -309,7 +269,7 @@ func (r *e2bRunner) Do(ctx context.Context, op e2b.Op, fn func(ctx context.Conte
 		if err := c.acquire(ctx); err != nil {
 			return err
 		}
-		defer r.b.release()
+		defer r.b.Release()
 		return fn(ctx, c.runner)
 	})
 }
@@ -318,7 +278,7 @@ func (r *e2bRunner) Do(ctx context.Context, op e2b.Op, fn func(ctx context.Conte
 // download (e2b.HostReader); it fails where read_file would ask the
 // runner (see readFile), and the download then goes through the runner.
 func (r *e2bRunner) OpenRegular(path string) (*os.File, fs.FileInfo, error) {
-	hf, ok := r.b.sandbox().(sandbox.HostFiles)
+	hf, ok := r.b.Sandbox().(sandbox.HostFiles)
 	if !ok {
 		r.g.countRead(false)
 		return nil, nil, errors.ErrUnsupported
@@ -330,7 +290,7 @@ func (r *e2bRunner) OpenRegular(path string) (*os.File, fs.FileInfo, error) {
 
 // categorize wraps the gateway's own error categories in the E2B API's.
 func categorize(err error) error {
-	if errors.Is(err, errQuota) {
+	if errors.Is(err, fleet.ErrQuota) {
 		return fmt.Errorf("%w: %v", e2b.ErrQuota, err)
 	}
 	return err

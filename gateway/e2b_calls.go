@@ -12,6 +12,7 @@ import (
 	"github.com/sandgate/sandgate/auth/identity"
 	"github.com/sandgate/sandgate/gateway/audit"
 	"github.com/sandgate/sandgate/gateway/e2b"
+	"github.com/sandgate/sandgate/gateway/fleet"
 	"github.com/sandgate/sandgate/gateway/metrics"
 )
 
@@ -21,13 +22,13 @@ import (
 // changes something runs) and a tool.end record before the result
 // leaves. The audit's tool name is "e2b." + op.Name, so the log reads the
 // same whichever API did the work.
-func (g *Server) apiCall(ctx context.Context, p identity.Identity, b *box, op e2b.Op, fn func(ctx context.Context) error) error {
+func (g *Server) apiCall(ctx context.Context, p identity.Identity, b *fleet.Box, op e2b.Op, fn func(ctx context.Context) error) error {
 	began := time.Now()
 	tool := "e2b." + op.Name
 	start := &audit.Event{Kind: audit.KindToolStart, Principal: p, Tool: tool, RequestID: uuid.NewString(), Summary: summaryText(op.Summary)}
 	end := &audit.Event{Kind: audit.KindToolEnd, Principal: start.Principal, Tool: tool, RequestID: start.RequestID, Summary: start.Summary}
 	if b != nil {
-		start.SandboxID, start.ContainerID = b.id(), b.info().ContainerID
+		start.SandboxID, start.ContainerID = b.ID(), b.Info().ContainerID
 		end.SandboxID, end.ContainerID = start.SandboxID, start.ContainerID
 	}
 	if ok, wait := g.limits.allow(p.Tenant, began); !ok {
@@ -37,7 +38,7 @@ func (g *Server) apiCall(ctx context.Context, p identity.Identity, b *box, op e2
 	}
 	if err := g.audit.Append(ctx, start); err != nil {
 		g.log.Error("audit append failed; refusing API call", "tool", tool, "error", err)
-		return fmt.Errorf("%v: refusing to run %s unaudited; an operator must fix the audit log (%v)", errAuditDown, tool, err)
+		return fmt.Errorf("%v: refusing to run %s unaudited; an operator must fix the audit log (%v)", audit.ErrUnavailable, tool, err)
 	}
 	err := fn(ctx)
 	end.Outcome = audit.OutcomeOK
@@ -48,7 +49,7 @@ func (g *Server) apiCall(ctx context.Context, p identity.Identity, b *box, op e2
 		end.Outcome, end.Error = audit.OutcomeError, cut(err.Error(), 500)
 	}
 	if aerr := g.appendEnd(ctx, end, began); aerr != nil {
-		return fmt.Errorf("%v: %s ran but its end could not be recorded, so its result is withheld (%v)", errAuditDown, tool, aerr)
+		return fmt.Errorf("%v: %s ran but its end could not be recorded, so its result is withheld (%v)", audit.ErrUnavailable, tool, aerr)
 	}
 	return err
 }

@@ -29,7 +29,7 @@ func (e e2bBackend) Metrics(ctx context.Context, id string) (e2b.Metrics, error)
 		}
 		// connect, not acquire: looking at a sandbox does not make it
 		// busy, nor put off its idle timeout.
-		c, err := b.connect(ctx)
+		c, err := b.Connect(ctx)
 		if err != nil {
 			return fmt.Errorf("sample sandbox %s: %w", id, err)
 		}

@@ -24,9 +24,9 @@ func (c *call) errorResult(err error) *mcp.CallToolResult {
 	case errors.Is(err, context.DeadlineExceeded):
 		msg = "the call ran out of time: " + msg
 	case errors.As(err, &pe) && pe.Code == protocol.CodeUnresponsive:
-		msg = fmt.Sprintf("the sandbox stopped answering (%s); its next call replaces it with a new container%s", pe.Message, c.g.boxes.replacementKeeps())
+		msg = fmt.Sprintf("the sandbox stopped answering (%s); its next call replaces it with a new container%s", pe.Message, c.g.boxes.ReplacementKeeps())
 	case errors.As(err, &pe) && pe.Code == protocol.CodeUnavailable:
-		msg = fmt.Sprintf("lost the connection to the sandbox (%s); if the sandbox died, its next call replaces it with a new container%s", pe.Message, c.g.boxes.replacementKeeps())
+		msg = fmt.Sprintf("lost the connection to the sandbox (%s); if the sandbox died, its next call replaces it with a new container%s", pe.Message, c.g.boxes.ReplacementKeeps())
 	}
 	if c.end.Outcome == "" {
 		c.end.Outcome = "error"

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 
+	"github.com/sandgate/sandgate/gateway/fleet"
 	"github.com/sandgate/sandgate/gateway/metrics"
 	"github.com/sandgate/sandgate/runner/files"
 	"github.com/sandgate/sandgate/runner/protocol"
@@ -44,8 +45,8 @@ func (c *call) readFile(ctx context.Context, req protocol.ReadRequest) (res prot
 // sandbox's workspace is here (sandbox.HostFiles), the bytes in
 // res.Data, and counts the read by where it goes. ok is false when the
 // host declines, for whatever reason: the caller then asks the runner.
-func (g *Server) readOnHost(ctx context.Context, b *box, req protocol.ReadRequest) (res protocol.ReadResult, ok bool) {
-	if hf, isHost := b.sandbox().(sandbox.HostFiles); isHost {
+func (g *Server) readOnHost(ctx context.Context, b *fleet.Box, req protocol.ReadRequest) (res protocol.ReadResult, ok bool) {
+	if hf, isHost := b.Sandbox().(sandbox.HostFiles); isHost {
 		req.Raw = true
 		var err error
 		res, err = hostFiles.ReadVia(ctx, req, hf.OpenHostFile)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/sandgate/sandgate/gateway/audit"
 	"github.com/sandgate/sandgate/gateway/metrics"
 )
@@ -22,19 +20,4 @@ func (t timedAudit) Append(ctx context.Context, e *audit.Event) error {
 	err := t.AuditStore.Append(ctx, e)
 	metrics.Since(t.m.AuditAppendSeconds, began)
 	return err
-}
-
-// liveSandboxes reports the live sandboxes per tenant at scrape time,
-// counted from the gateway's own records rather than kept as a gauge that
-// every path would have to move in step.
-type liveSandboxes struct{ m *sandboxes }
-
-var liveDesc = prometheus.NewDesc("sandgate_sandboxes_live", "Live sandboxes by tenant.", []string{"tenant"}, nil)
-
-func (l liveSandboxes) Describe(ch chan<- *prometheus.Desc) { ch <- liveDesc }
-
-func (l liveSandboxes) Collect(ch chan<- prometheus.Metric) {
-	for tenant, n := range l.m.perTenant() {
-		ch <- prometheus.MustNewConstMetric(liveDesc, prometheus.GaugeValue, float64(n), tenant)
-	}
 }

@@ -34,14 +34,14 @@ func (g *Server) embedReadme(ctx context.Context, sandboxID, repo string) *mcp.E
 	}
 	var found *mcp.EmbeddedResource
 	dir := strings.TrimSuffix(repo, "/")
-	_ = g.resourceCall(ctx, p, session, b, toolResourcesRead, map[string]string{"uri": cut(sandboxURI(b.id(), dir), 200), "embed": "README"}, func(ctx context.Context, rc *protocol.Client) error {
+	_ = g.resourceCall(ctx, p, session, b, toolResourcesRead, map[string]string{"uri": cut(sandboxURI(b.ID(), dir), 200), "embed": "README"}, func(ctx context.Context, rc *protocol.Client) error {
 		for _, name := range readmeNames {
 			file := path.Join(dir, name)
 			var fi protocol.FileInfo
 			if rc.Call(ctx, protocol.OpFileStat, protocol.PathRequest{Path: file}, &fi) != nil || fi.Type != protocol.TypeFile || fi.Size > maxEmbedBytes {
 				continue
 			}
-			contents, err := g.readContents(ctx, b, rc, sandboxURI(b.id(), file), file)
+			contents, err := g.readContents(ctx, b, rc, sandboxURI(b.ID(), file), file)
 			if err != nil {
 				return err
 			}

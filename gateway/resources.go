@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/sandgate/sandgate/auth/identity"
+	"github.com/sandgate/sandgate/gateway/fleet"
 	"github.com/sandgate/sandgate/runner/protocol"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -106,8 +107,8 @@ func caller(ctx context.Context) (identity.Identity, string, error) {
 
 // resourceBox returns the sandbox of ref if the caller may use it, and
 // marks the request's error as not-found otherwise.
-func (g *Server) resourceBox(ctx context.Context, p identity.Identity, session string, ref sandboxRef) (*box, error) {
-	b, err := g.boxes.get(ctx, p, session, ref.sandboxID)
+func (g *Server) resourceBox(ctx context.Context, p identity.Identity, session string, ref sandboxRef) (*fleet.Box, error) {
+	b, err := g.boxes.Get(ctx, p, session, ref.sandboxID)
 	if errors.Is(err, sandbox.ErrNotFound) {
 		return nil, notFound(ctx, fmt.Errorf("%w: no sandbox %q of yours; list yours with resources/list", errResourceNotFound, ref.sandboxID))
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sandgate/sandgate/auth/identity"
 	"github.com/sandgate/sandgate/gateway/audit"
+	"github.com/sandgate/sandgate/gateway/fleet"
 	"github.com/sandgate/sandgate/runner/protocol"
 )
 
@@ -19,10 +20,10 @@ import (
 // name tool (e.g. "resources/read"). As for a read-only tool, fn runs
 // while the start record is written, and its result leaves only once
 // both records are durable.
-func (g *Server) resourceCall(ctx context.Context, p identity.Identity, session string, b *box, tool string, summary map[string]string, fn func(ctx context.Context, rc *protocol.Client) error) error {
+func (g *Server) resourceCall(ctx context.Context, p identity.Identity, session string, b *fleet.Box, tool string, summary map[string]string, fn func(ctx context.Context, rc *protocol.Client) error) error {
 	began := time.Now()
 	start := &audit.Event{Kind: audit.KindToolStart, Principal: p, Session: session, Tool: tool, RequestID: uuid.NewString(),
-		Summary: summary, SandboxID: b.id(), ContainerID: b.info().ContainerID}
+		Summary: summary, SandboxID: b.ID(), ContainerID: b.Info().ContainerID}
 	end := *start
 	end.Kind = audit.KindToolEnd
 	if ok, wait := g.limits.allow(p.Tenant, began); !ok {
@@ -41,11 +42,11 @@ func (g *Server) resourceCall(ctx context.Context, p identity.Identity, session 
 				err = fn(ctx, c.runner) // read-only: safe to run again
 			}
 		}
-		c.box.release()
+		c.box.Release()
 	}
 	if serr := <-started; serr != nil {
 		g.log.Error("audit append failed; withholding resource", "tool", tool, "error", serr)
-		return fmt.Errorf("%v: refusing to return %s unaudited; an operator must fix the audit log (%v)", errAuditDown, tool, serr)
+		return fmt.Errorf("%v: refusing to return %s unaudited; an operator must fix the audit log (%v)", audit.ErrUnavailable, tool, serr)
 	}
 	end.Outcome = audit.OutcomeOK
 	switch {
@@ -55,7 +56,7 @@ func (g *Server) resourceCall(ctx context.Context, p identity.Identity, session 
 		end.Outcome, end.Error = audit.OutcomeError, cut(err.Error(), 500)
 	}
 	if aerr := g.appendEnd(ctx, &end, began); aerr != nil {
-		return fmt.Errorf("%v: %s ran but its end could not be recorded, so its result is withheld (%v)", errAuditDown, tool, aerr)
+		return fmt.Errorf("%v: %s ran but its end could not be recorded, so its result is withheld (%v)", audit.ErrUnavailable, tool, aerr)
 	}
 	return err
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sandgate/sandgate/auth"
 	"github.com/sandgate/sandgate/auth/identity"
+	"github.com/sandgate/sandgate/gateway/fleet"
 	"github.com/sandgate/sandgate/runner/protocol"
 )
 
@@ -48,7 +49,7 @@ func (g *Server) listResources(ctx context.Context, _ any, req *mcp.ListResource
 		for _, b := range g.callerBoxes(p, session) {
 			rs, err := g.sandboxResources(ctx, p, session, b)
 			if err != nil {
-				g.log.Warn("list sandbox resources", "sandbox_id", b.id(), "error", err)
+				g.log.Warn("list sandbox resources", "sandbox_id", b.ID(), "error", err)
 				continue
 			}
 			all = append(all, rs...)
@@ -65,18 +66,18 @@ func (g *Server) listResources(ctx context.Context, _ any, req *mcp.ListResource
 
 // callerBoxes are the sandboxes the caller may use from this session
 // (its own sessionless ones and this legacy session's), by id.
-func (g *Server) callerBoxes(p identity.Identity, session string) []*box {
-	bs := g.boxes.matching(func(b *box) bool { return allows(b.owner, b.session, p, session) })
-	slices.SortFunc(bs, func(a, b *box) int { return cmp.Compare(a.id(), b.id()) })
+func (g *Server) callerBoxes(p identity.Identity, session string) []*fleet.Box {
+	bs := g.boxes.Matching(func(b *fleet.Box) bool { return fleet.Allows(b.Owner, b.Session, p, session) })
+	slices.SortFunc(bs, func(a, b *fleet.Box) int { return cmp.Compare(a.ID(), b.ID()) })
 	return bs
 }
 
 // sandboxResources lists one sandbox's resources, audited as
 // "resources/list".
-func (g *Server) sandboxResources(ctx context.Context, p identity.Identity, session string, b *box) ([]mcp.Resource, error) {
-	short := b.id()[:min(8, len(b.id()))]
-	out := []mcp.Resource{mcp.NewResource(sandboxURI(b.id(), ""), "sandbox "+short+" workspace",
-		mcp.WithResourceDescription("The /workspace directory of sandbox "+b.id()+"; reads as its listing."), mcp.WithMIMEType(mimeDirectory))}
+func (g *Server) sandboxResources(ctx context.Context, p identity.Identity, session string, b *fleet.Box) ([]mcp.Resource, error) {
+	short := b.ID()[:min(8, len(b.ID()))]
+	out := []mcp.Resource{mcp.NewResource(sandboxURI(b.ID(), ""), "sandbox "+short+" workspace",
+		mcp.WithResourceDescription("The /workspace directory of sandbox "+b.ID()+"; reads as its listing."), mcp.WithMIMEType(mimeDirectory))}
 	err := g.resourceCall(ctx, p, session, b, "resources/list", nil, func(ctx context.Context, rc *protocol.Client) error {
 		var top, deep protocol.ListResult
 		if err := rc.Call(ctx, protocol.OpFileList, protocol.ListRequest{Path: ".", MaxEntries: listTopEntries}, &top); err != nil {
@@ -87,11 +88,11 @@ func (g *Server) sandboxResources(ctx context.Context, p identity.Identity, sess
 		}
 		seen := map[string]bool{}
 		for _, e := range top.Entries {
-			out = append(out, fileResource(b.id(), short, relTo(top.Path, e.Path), e))
+			out = append(out, fileResource(b.ID(), short, relTo(top.Path, e.Path), e))
 			seen[e.Path] = true
 		}
 		for _, e := range recentFiles(deep.Entries, seen) {
-			out = append(out, fileResource(b.id(), short, relTo(deep.Path, e.Path), e))
+			out = append(out, fileResource(b.ID(), short, relTo(deep.Path, e.Path), e))
 		}
 		return nil
 	})

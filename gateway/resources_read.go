@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/sandgate/sandgate/gateway/audit"
+	"github.com/sandgate/sandgate/gateway/fleet"
 	"github.com/sandgate/sandgate/runner/protocol"
 )
 
@@ -44,7 +45,7 @@ func (g *Server) readSandboxResource(ctx context.Context, req mcp.ReadResourceRe
 // readContents reads path in b's sandbox as uri's contents: a file from
 // this host's disk when it can (see readOnHost), else, and always for a
 // directory, through rc.
-func (g *Server) readContents(ctx context.Context, b *box, rc *protocol.Client, uri, path string) ([]mcp.ResourceContents, error) {
+func (g *Server) readContents(ctx context.Context, b *fleet.Box, rc *protocol.Client, uri, path string) ([]mcp.ResourceContents, error) {
 	if res, ok := g.readOnHost(ctx, b, protocol.ReadRequest{Path: path, MaxBytes: maxResourceBytes}); ok {
 		return fileContents(uri, path, res.Data), nil
 	}

@@ -71,7 +71,7 @@ func (g *Server) subscribe(ctx context.Context, p identity.Identity, session str
 	if err != nil {
 		return err
 	}
-	rc, err := b.connect(ctx)
+	rc, err := b.Connect(ctx)
 	if err != nil {
 		return fmt.Errorf("subscribe to %s: %w", uri, err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/sandgate/sandgate/gateway/fleet"
 	"github.com/sandgate/sandgate/runner/protocol"
 )
 
@@ -29,7 +30,7 @@ type watchHub struct {
 
 // sandboxWatch is one sandbox's stream and subscribers.
 type sandboxWatch struct {
-	b      *box
+	b      *fleet.Box
 	subs   map[any]*subscription
 	paths  []string // what the running stream watches
 	cancel context.CancelFunc
@@ -52,10 +53,10 @@ const workspacePath = "."
 // subscribe adds uri (path in b) to key's subscription, or only the
 // workspace's list changes when uri is "". It fails, changing nothing,
 // when the sandbox would watch more than protocol.MaxWatchPaths paths.
-func (h *watchHub) subscribe(b *box, key any, send func(string, map[string]any), uri, path string, listChanged bool) error {
+func (h *watchHub) subscribe(b *fleet.Box, key any, send func(string, map[string]any), uri, path string, listChanged bool) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	w := h.by[b.id()]
+	w := h.by[b.ID()]
 	if w == nil {
 		w = &sandboxWatch{b: b, subs: map[any]*subscription{}}
 	}
@@ -65,13 +66,13 @@ func (h *watchHub) subscribe(b *box, key any, send func(string, map[string]any),
 	}
 	if uri != "" {
 		if _, ok := s.uris[uri]; !ok && len(w.pathsWith(path)) > protocol.MaxWatchPaths {
-			return fmt.Errorf("sandbox %s already watches %d paths, the limit; unsubscribe from some, or subscribe to their directory", b.id(), protocol.MaxWatchPaths)
+			return fmt.Errorf("sandbox %s already watches %d paths, the limit; unsubscribe from some, or subscribe to their directory", b.ID(), protocol.MaxWatchPaths)
 		}
 		s.uris[uri] = path
 	}
 	s.listChanged = s.listChanged || listChanged
 	w.subs[key] = s
-	h.by[b.id()] = w
+	h.by[b.ID()] = w
 	h.restart(w)
 	return nil
 }
@@ -143,13 +144,13 @@ func (h *watchHub) restart(w *sandboxWatch) {
 func (h *watchHub) stream(ctx context.Context, w *sandboxWatch, paths []string) {
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
-		rc, err := w.b.connect(ctx)
-		if errors.Is(err, errSandboxGone) {
+		rc, err := w.b.Connect(ctx)
+		if errors.Is(err, fleet.ErrSandboxGone) {
 			h.drop(w)
 			return
 		}
 		if err == nil && !rc.Supports(protocol.FeatureWatch) {
-			h.log.Warn("runner cannot watch files; resource subscriptions will not fire", "sandbox_id", w.b.id())
+			h.log.Warn("runner cannot watch files; resource subscriptions will not fire", "sandbox_id", w.b.ID())
 			return
 		}
 		if err == nil {
@@ -162,7 +163,7 @@ func (h *watchHub) stream(ctx context.Context, w *sandboxWatch, paths []string) 
 		if ctx.Err() != nil {
 			return
 		}
-		h.log.Debug("watch stream ended; re-establishing", "sandbox_id", w.b.id(), "error", err)
+		h.log.Debug("watch stream ended; re-establishing", "sandbox_id", w.b.ID(), "error", err)
 		select {
 		case <-ctx.Done():
 		case <-time.After(backoff):
@@ -175,9 +176,9 @@ func (h *watchHub) stream(ctx context.Context, w *sandboxWatch, paths []string) 
 func (h *watchHub) drop(w *sandboxWatch) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.by[w.b.id()] == w {
+	if h.by[w.b.ID()] == w {
 		w.cancel()
-		delete(h.by, w.b.id())
+		delete(h.by, w.b.ID())
 	}
 }
 
@@ -188,7 +189,7 @@ func (h *watchHub) deliver(w *sandboxWatch, ev protocol.Event) {
 	}
 	var cs protocol.WatchChanges
 	if err := json.Unmarshal(ev.Result, &cs); err != nil {
-		h.log.Warn("bad watch report from runner", "sandbox_id", w.b.id(), "error", err)
+		h.log.Warn("bad watch report from runner", "sandbox_id", w.b.ID(), "error", err)
 		return
 	}
 	changed := map[string]protocol.WatchChange{}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sandgate/sandgate/gateway/audit"
 	"github.com/sandgate/sandgate/gateway/e2b"
+	"github.com/sandgate/sandgate/gateway/fleet"
 	"github.com/sandgate/sandgate/gateway/metrics"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -33,7 +34,7 @@ type Server struct {
 	cfg      Config
 	log      *slog.Logger
 	audit    AuditStore
-	boxes    *sandboxes
+	boxes    *fleet.Fleet
 	sessions *sessions
 	mcp      *server.MCPServer
 	tools    map[string]toolDef // enabled built-in tools by name
@@ -62,10 +63,10 @@ func New(ctx context.Context, cfg Config, p sandbox.Provider, store AuditStore, 
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if err := checkMemory(cfg.Limits, !workspaceDurable(p)); err != nil {
+	if err := checkMemory(cfg.Limits, !fleet.WorkspaceDurable(p)); err != nil {
 		return nil, err
 	}
-	if _, ok := p.(sandbox.PoolClaims); cfg.Replicated && pooling(cfg) && !ok {
+	if _, ok := p.(sandbox.PoolClaims); cfg.Replicated && cfg.fleet().Pooling() && !ok {
 		return nil, fmt.Errorf("%w; %T does not", ErrPoolReplicated, p)
 	}
 	if _, ok := p.(sandbox.Recorder); cfg.Replicated && !ok {
@@ -83,20 +84,13 @@ func New(ctx context.Context, cfg Config, p sandbox.Provider, store AuditStore, 
 		_, _ = rand.Read(g.accessKey)
 	}
 	var err error
-	g.boxes = newSandboxes(p, cfg, g.audit, log)
-	g.boxes.metrics = m
-	m.MustRegister(liveSandboxes{g.boxes})
-	g.boxes.egress = g.newEgress()
+	g.boxes = fleet.New(p, cfg.fleet(), g.audit, log, m, g.newEgress())
 	g.sessions = newSessions(g.onSessionEnd)
 	if !cfg.E2B.Disabled {
 		g.e2b = g.newE2B()
 	}
-	if err = g.boxes.reconcile(ctx); err != nil {
+	if err = g.boxes.Reconcile(ctx); err != nil {
 		return nil, fmt.Errorf("reconcile sandboxes at start: %w", err)
-	}
-	if len(cfg.Pool) > 0 {
-		g.boxes.pool = newPool(g.boxes, cfg.Pool)
-		m.MustRegister(poolSizes{g.boxes.pool})
 	}
 
 	hooks := &server.Hooks{}
@@ -140,9 +134,7 @@ func New(ctx context.Context, cfg Config, p sandbox.Provider, store AuditStore, 
 	sweepCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	g.stop = cancel
 	go g.sweepLoop(sweepCtx)
-	if g.boxes.pool != nil {
-		go g.boxes.pool.run(sweepCtx)
-	}
+	g.boxes.Start(sweepCtx)
 	if err := g.startCustomTools(sweepCtx); err != nil {
 		cancel()
 		return nil, err
@@ -197,7 +189,7 @@ func (g *Server) onSessionEnd(id, reason string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	g.watches.unsubscribe(id, "")
-	g.boxes.endSession(ctx, id, reason)
+	g.boxes.EndSession(ctx, id, reason)
 	ev := &audit.Event{Kind: audit.KindSessionEnd, Session: id, Summary: map[string]string{"reason": reason}, Outcome: "ok"}
 	if err := g.audit.Append(ctx, ev); err != nil {
 		g.log.Error("audit append failed", "kind", ev.Kind, "session_id", id, "error", err)
@@ -217,12 +209,12 @@ func (g *Server) sweepLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case now := <-rt.C:
-			g.boxes.reconcileTracked(ctx, now)
+			g.boxes.ReconcileTracked(ctx, now)
 		case now := <-t.C:
 			for id, reason := range g.sessions.expired(now, g.cfg.Limits.IdleTTL, g.cfg.Limits.MaxLifetime) {
 				g.sessions.end(id, reason)
 			}
-			g.boxes.sweep(ctx, now, g.sessions.end)
+			g.boxes.Sweep(ctx, now, g.sessions.end)
 			g.limits.prune(now)
 		}
 	}
@@ -239,18 +231,8 @@ func (g *Server) Close(ctx context.Context) {
 	for _, id := range g.sessions.all() {
 		g.sessions.end(id, "shutdown")
 	}
-	g.boxes.closeAll(ctx)
+	g.boxes.CloseAll(ctx)
 	_ = g.http.Shutdown(ctx)
-}
-
-// workspaceDurable reports whether p's workspaces are on disk. Providers
-// that do not say are taken to be (the in-process test provider's are
-// plain directories).
-func workspaceDurable(p sandbox.Provider) bool {
-	if d, ok := p.(interface{ WorkspaceDurable() bool }); ok {
-		return d.WorkspaceDurable()
-	}
-	return true
 }
 
 // checkMemory refuses limits under which a sandbox's own files could take

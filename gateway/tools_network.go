@@ -8,6 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/sandgate/sandgate/gateway/egress/policy"
+	"github.com/sandgate/sandgate/gateway/fleet"
 )
 
 type sandboxNetworkArgs struct {
@@ -31,12 +32,12 @@ type networkInfo struct {
 // default --proxy-listen).
 const sandboxProxy = "http://127.0.0.1:3128"
 
-func (g *Server) networkInfo(b *box) networkInfo {
+func (g *Server) networkInfo(b *fleet.Box) networkInfo {
 	l := g.cfg.Egress.Limits
-	n := networkInfo{Allow: nonNil(b.gate.Allow().Strings()), Ceiling: nonNil(g.cfg.Egress.Policy.For(b.tenant).Ceiling.Strings()),
+	n := networkInfo{Allow: nonNil(b.Gate.Allow().Strings()), Ceiling: nonNil(g.cfg.Egress.Policy.For(b.Tenant).Ceiling.Strings()),
 		Proxy: sandboxProxy, MaxConnections: l.MaxConns, BytesPerMinute: l.BytesPerMinute, IdleTimeoutS: int64(l.IdleTimeout.Seconds())}
-	if b.gate != nil {
-		n.ActiveConnections = b.gate.Active()
+	if b.Gate != nil {
+		n.ActiveConnections = b.Gate.Active()
 	}
 	return n
 }
@@ -70,24 +71,24 @@ func runSandboxNetwork(ctx context.Context, c *call) (*mcp.CallToolResult, error
 	verb, warning := "allows", ""
 	switch {
 	case a.Allow != nil:
-		rules, err := c.g.checkAllow(b.tenant, *a.Allow)
+		rules, err := c.g.checkAllow(b.Tenant, *a.Allow)
 		if err != nil {
 			return nil, err
 		}
-		if warning, err = c.g.boxes.setAllow(ctx, b, rules); err != nil {
+		if warning, err = c.g.boxes.SetAllow(ctx, b, rules); err != nil {
 			return nil, err
 		}
 		verb = "now allows"
-	case c.g.boxes.replicated():
+	default:
 		// Another replica may have changed it since this one last looked.
-		if err := c.g.boxes.refreshNetwork(ctx, b); err != nil {
+		if err := c.g.boxes.RefreshNetwork(ctx, b); err != nil {
 			return nil, err
 		}
 	}
 	info := c.g.networkInfo(b)
-	text := fmt.Sprintf("sandbox %s %s no network access", b.id(), verb)
+	text := fmt.Sprintf("sandbox %s %s no network access", b.ID(), verb)
 	if len(info.Allow) > 0 {
-		text = fmt.Sprintf("sandbox %s %s: %s (through the proxy at %s)", b.id(), verb, strings.Join(info.Allow, ", "), info.Proxy)
+		text = fmt.Sprintf("sandbox %s %s: %s (through the proxy at %s)", b.ID(), verb, strings.Join(info.Allow, ", "), info.Proxy)
 	}
 	if warning != "" {
 		text += "; " + warning

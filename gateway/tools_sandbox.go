@@ -10,6 +10,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/sandgate/sandgate/gateway/fleet"
 	"github.com/sandgate/sandgate/runner/protocol"
 )
 
@@ -78,46 +79,44 @@ func runSandboxCreate(ctx context.Context, c *call) (*mcp.CallToolResult, error)
 	if !slices.Contains(c.g.cfg.Images, image) {
 		return nil, fmt.Errorf("image %q is not allowed; choose one of: %s", image, strings.Join(c.g.cfg.Images, ", "))
 	}
-	allow := c.g.boxes.defaultAllow(c.p.Tenant)
+	allow := c.g.boxes.DefaultAllow(c.p.Tenant)
 	if a.Network != nil {
 		if allow, err = c.g.checkAllow(c.p.Tenant, a.Network.Allow); err != nil {
 			return nil, err
 		}
 	}
-	b, err := c.g.boxes.create(ctx, c.p, c.session, image, allow)
+	b, err := c.g.boxes.Create(ctx, c.p, c.session, image, allow)
 	if err != nil {
 		return nil, err
 	}
-	c.end.SandboxID, c.end.ContainerID = b.id(), b.info().ContainerID
+	c.end.SandboxID, c.end.ContainerID = b.ID(), b.Info().ContainerID
 	info := c.describe(b, nil)
-	return structured(info, fmt.Sprintf("created sandbox %s (image %s); pass sandbox_id %q to other tools", b.id(), image, b.id()), false), nil
+	return structured(info, fmt.Sprintf("created sandbox %s (image %s); pass sandbox_id %q to other tools", b.ID(), image, b.ID()), false), nil
 }
 
 // existing finds the sandbox a sandbox_info/destroy call names without
 // creating one: by id, or the session's sandbox if it has one, or the
 // client's default sandbox, which the result then notes as every call
 // that used it does.
-func (c *call) existing(ctx context.Context, id string) (*box, error) {
+func (c *call) existing(ctx context.Context, id string) (*fleet.Box, error) {
 	if id != "" {
-		return c.g.boxes.get(ctx, c.p, c.session, id)
+		return c.g.boxes.Get(ctx, c.p, c.session, id)
 	}
 	if c.session == "" {
-		b, err := c.g.boxes.findDefault(ctx, c.p, defaultKey(c.p, c.req))
+		b, err := c.g.boxes.FindDefault(ctx, c.p, fleet.DefaultKey(c.p, c.req))
 		if b == nil && err == nil {
-			err = errNoSandbox
+			err = fleet.ErrNoSandbox
 		}
 		if err == nil {
-			c.notes = append(c.notes, usingNote(b))
+			c.notes = append(c.notes, fleet.UsingNote(b))
 		}
 		return b, err
 	}
-	c.g.boxes.mu.Lock()
-	b := c.g.boxes.bySession[c.session]
-	c.g.boxes.mu.Unlock()
+	b := c.g.boxes.SessionBox(c.session)
 	if b == nil {
 		return nil, fmt.Errorf("this session has no sandbox yet; any sandbox tool creates it on first use")
 	}
-	return c.g.boxes.get(ctx, c.p, c.session, b.id())
+	return c.g.boxes.Get(ctx, c.p, c.session, b.ID())
 }
 
 func runSandboxInfo(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
@@ -129,28 +128,26 @@ func runSandboxInfo(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.end.SandboxID = b.id()
-	if c.g.boxes.replicated() {
-		// Another replica may have changed its allowlist since.
-		if err := c.g.boxes.refreshNetwork(ctx, b); isNotFound(err) {
-			return nil, err
-		}
+	c.end.SandboxID = b.ID()
+	// Another replica may have changed its allowlist since.
+	if err := c.g.boxes.RefreshNetwork(ctx, b); isNotFound(err) {
+		return nil, err
 	}
 	var ri *protocol.Info
-	if cl, err := b.acquire(ctx); err == nil {
+	if cl, err := b.Acquire(ctx); err == nil {
 		var info protocol.Info
 		if cl.Call(ctx, protocol.OpInfo, nil, &info) == nil {
 			ri = &info
 		}
 	}
-	b.release()
+	b.Release()
 	info := c.describe(b, ri)
 	return structured(info, jsonText(info), false), nil
 }
 
-func (c *call) describe(b *box, ri *protocol.Info) sandboxInfo {
+func (c *call) describe(b *fleet.Box, ri *protocol.Info) sandboxInfo {
 	l := c.g.cfg.Limits
-	inf := b.info()
+	inf := b.Info()
 	ws := workspaceInfo{Disk: inf.WorkspaceDurable, QuotaBytes: l.WorkspaceBytes}
 	if !ws.Disk {
 		ws.QuotaBytes = l.TmpfsWorkspaceBytes()
@@ -160,7 +157,7 @@ func (c *call) describe(b *box, ri *protocol.Info) sandboxInfo {
 		// little for its metadata).
 		ws.QuotaBytes, ws.UsedBytes = cmp.Or(ri.WorkspaceSizeBytes, ws.QuotaBytes), ri.WorkspaceUsedBytes
 	}
-	return sandboxInfo{SandboxID: b.id(), Image: inf.Image, ContainerID: inf.ContainerID, CreatedAt: inf.CreatedAt, ExpiresAt: b.endAt(),
+	return sandboxInfo{SandboxID: b.ID(), Image: inf.Image, ContainerID: inf.ContainerID, CreatedAt: inf.CreatedAt, ExpiresAt: b.EndAt(),
 		IdleTTL: l.IdleTTL.String(), Runner: ri, Workspace: ws, Network: c.g.networkInfo(b),
 		Limits: map[string]any{"cpus": l.CPUs, "memory_bytes": l.MemoryBytes, "pids": l.Pids, "workspace_bytes": ws.QuotaBytes,
 			"tmp_bytes": l.TmpBytes, "call_timeout_s": l.CallTimeout.Seconds()}}
@@ -175,9 +172,9 @@ func runSandboxDestroy(ctx context.Context, c *call) (*mcp.CallToolResult, error
 	if err != nil {
 		return nil, err
 	}
-	c.end.SandboxID, c.end.ContainerID = b.id(), b.info().ContainerID
-	if err := c.g.boxes.destroy(ctx, b, c.p, "sandbox_destroy"); err != nil {
-		return nil, fmt.Errorf("destroy sandbox %s: %w", b.id(), err)
+	c.end.SandboxID, c.end.ContainerID = b.ID(), b.Info().ContainerID
+	if err := c.g.boxes.Destroy(ctx, b, c.p, "sandbox_destroy"); err != nil {
+		return nil, fmt.Errorf("destroy sandbox %s: %w", b.ID(), err)
 	}
-	return structured(map[string]any{"sandbox_id": b.id(), "destroyed": true}, "destroyed sandbox "+b.id(), false), nil
+	return structured(map[string]any{"sandbox_id": b.ID(), "destroyed": true}, "destroyed sandbox "+b.ID(), false), nil
 }

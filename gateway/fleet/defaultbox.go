@@ -1,11 +1,10 @@
-package gateway
+package fleet
 
 import (
 	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -45,54 +44,54 @@ import (
 // after its own look (clocks apart by more than a creation takes) lets
 // both keep theirs, and the client has two defaults until one is gone.
 
-// defaultKey is the key of p's default sandbox for the client of req.
-func defaultKey(p identity.Identity, req mcp.CallToolRequest) string {
+// DefaultKey is the key of p's default sandbox for the client of req.
+func DefaultKey(p identity.Identity, req mcp.CallToolRequest) string {
 	var name string
 	if req.Params.Meta != nil {
 		if info := req.Params.Meta.ClientInfo(); info != nil {
 			name = info.Name
 		}
 	}
-	return clientKey(p, name)
+	return ClientKey(p, name)
 }
 
-// clientKey is the key of p's default sandbox for the client that
+// ClientKey is the key of p's default sandbox for the client that
 // declares name (clientInfo) with p's token.
-func clientKey(p identity.Identity, name string) string {
+func ClientKey(p identity.Identity, name string) string {
 	sum := sha256.Sum256([]byte(p.Digest() + "\x00" + p.ClientID + "\x00" + name))
 	return hex.EncodeToString(sum[:16])
 }
 
 // defaultBox returns the live default sandbox of key this gateway
 // tracks, or nil.
-func (m *sandboxes) defaultBox(p identity.Identity, key string) *box {
+func (m *Fleet) defaultBox(p identity.Identity, key string) *Box {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	b := m.byClient[key]
-	if b == nil || b.isGone() || m.byID[b.id()] != b || b.owner != p.Digest() {
+	if b == nil || b.IsGone() || m.byID[b.ID()] != b || b.Owner != p.Digest() {
 		return nil
 	}
 	return b
 }
 
-// findDefault returns p's default sandbox for key without creating one:
+// FindDefault returns p's default sandbox for key without creating one:
 // the one this gateway tracks or, on a replicated gateway, the one the
 // provider records (adopted). It returns nil when there is none.
-func (m *sandboxes) findDefault(ctx context.Context, p identity.Identity, key string) (*box, error) {
-	if b := m.defaultBox(p, key); b != nil || !m.replicated() {
+func (m *Fleet) FindDefault(ctx context.Context, p identity.Identity, key string) (*Box, error) {
+	if b := m.defaultBox(p, key); b != nil {
 		return b, nil
 	}
-	return m.sharedDefault(ctx, p, key)
+	return m.records.findDefault(ctx, p, key)
 }
 
-// forClient returns p's default sandbox for key, creating it when there
+// ForClient returns p's default sandbox for key, creating it when there
 // is none (or it is gone), and the note that tells the caller which one
 // it got. Concurrent first calls of one client wait for one creation.
-func (m *sandboxes) forClient(ctx context.Context, p identity.Identity, key string) (*box, callNote, error) {
+func (m *Fleet) ForClient(ctx context.Context, p identity.Identity, key string) (*Box, Note, error) {
 	wait := "default/" + key // m.creating is shared with sessions; their ids are UUIDs
 	for {
 		if b := m.defaultBox(p, key); b != nil {
-			return b, usingNote(b), nil
+			return b, UsingNote(b), nil
 		}
 		m.mu.Lock()
 		old := m.byClient[key]
@@ -110,7 +109,7 @@ func (m *sandboxes) forClient(ctx context.Context, p identity.Identity, key stri
 			m.mu.Unlock()
 			close(done)
 			if err != nil {
-				return nil, callNote{}, err
+				return nil, Note{}, err
 			}
 			if !made {
 				return b, foundNote(old, b), nil
@@ -121,52 +120,38 @@ func (m *sandboxes) forClient(ctx context.Context, p identity.Identity, key stri
 		select {
 		case <-done:
 		case <-ctx.Done():
-			return nil, callNote{}, ctx.Err()
+			return nil, Note{}, ctx.Err()
 		}
 	}
 }
 
-// findOrCreate returns the default a replicated gateway finds in the
-// provider or else a new one, and reports whether it made it.
-func (m *sandboxes) findOrCreate(ctx context.Context, p identity.Identity, key string) (*box, bool, error) {
-	if m.replicated() {
-		if b, err := m.sharedDefault(ctx, p, key); b != nil || err != nil {
-			return b, false, err
-		}
+// findOrCreate returns the default the records hold that this gateway
+// does not track (another replica's) or else a new one, and reports
+// whether it made it.
+func (m *Fleet) findOrCreate(ctx context.Context, p identity.Identity, key string) (*Box, bool, error) {
+	if b, err := m.records.findDefault(ctx, p, key); b != nil || err != nil {
+		return b, false, err
 	}
-	b, err := m.createBox(ctx, p, newSandbox{client: key, image: m.cfg.Image, allow: m.defaultAllow(p.Tenant)})
-	if !m.replicated() {
-		return b, true, err
-	}
-	if errors.Is(err, errQuota) {
-		// admit may have refused this one for a default another replica
-		// made at the same time.
-		if found, ferr := m.sharedDefault(ctx, p, key); found != nil && ferr == nil {
-			return found, false, nil
-		}
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	return m.keepOldest(ctx, p, key, b)
+	b, err := m.CreateBox(ctx, p, Spec{Client: key, Image: m.cfg.Image, Allow: m.DefaultAllow(p.Tenant)})
+	return m.records.settleDefault(ctx, p, key, b, err)
 }
 
-// keepOldest checks, after b was made as p's default for key, whether
+// KeepOldest checks, after b was made as p's default for key, whether
 // the provider records an older default of the client (another replica
 // made one at the same time). If so, b is destroyed and the oldest is
 // used. Should the check fail, b is kept: a duplicate default costs a
 // quota slot until it idles out, not a wrong answer.
-func (m *sandboxes) keepOldest(ctx context.Context, p identity.Identity, key string, b *box) (*box, bool, error) {
+func (m *Fleet) KeepOldest(ctx context.Context, p identity.Identity, key string, b *Box) (*Box, bool, error) {
 	infos, err := m.defaults(ctx, p, key)
 	if err != nil {
-		m.log.Warn("look for a client's other default sandboxes; keeping this one", "sandbox_id", b.id(), "error", err)
+		m.log.Warn("look for a client's other default sandboxes; keeping this one", "sandbox_id", b.ID(), "error", err)
 		return b, true, nil
 	}
-	if len(infos) == 0 || infos[0].ID == b.id() {
+	if len(infos) == 0 || infos[0].ID == b.ID() {
 		return b, true, nil
 	}
-	m.log.Info("another replica made this client's default sandbox at the same time; keeping the older", "sandbox_id", b.id(), "kept", infos[0].ID)
-	_ = m.destroy(ctx, b, p, "duplicate default sandbox")
+	m.log.Info("another replica made this client's default sandbox at the same time; keeping the older", "sandbox_id", b.ID(), "kept", infos[0].ID)
+	_ = m.Destroy(ctx, b, p, "duplicate default sandbox")
 	older, err := m.sharedDefault(ctx, p, key)
 	if err != nil || older == nil {
 		return nil, false, cmp.Or(err, fmt.Errorf("your default sandbox %s: %w", infos[0].ID, sandbox.ErrNotFound))
@@ -177,7 +162,7 @@ func (m *sandboxes) keepOldest(ctx context.Context, p identity.Identity, key str
 // sharedDefault finds p's oldest default sandbox for key in the
 // provider and adopts it (lookup), waiting first for one another replica
 // is still starting. It returns nil when the provider records none.
-func (m *sandboxes) sharedDefault(ctx context.Context, p identity.Identity, key string) (*box, error) {
+func (m *Fleet) sharedDefault(ctx context.Context, p identity.Identity, key string) (*Box, error) {
 	for range 3 { // a default removed while this looked: look again
 		infos, err := m.defaults(ctx, p, key)
 		if err != nil || len(infos) == 0 {
@@ -199,7 +184,7 @@ func (m *sandboxes) sharedDefault(ctx context.Context, p identity.Identity, key 
 
 // defaults returns the live default sandboxes of p for key that the
 // provider records, oldest first (by CreatedAt, then id).
-func (m *sandboxes) defaults(ctx context.Context, p identity.Identity, key string) ([]sandbox.Info, error) {
+func (m *Fleet) defaults(ctx context.Context, p identity.Identity, key string) ([]sandbox.Info, error) {
 	ctx, cancel := context.WithTimeout(ctx, recordTimeout)
 	defer cancel()
 	infos, err := m.provider.List(ctx, sandbox.Filter{Owner: p.Digest(), Client: key})
@@ -222,7 +207,7 @@ func (m *sandboxes) defaults(ctx context.Context, p identity.Identity, key strin
 // older than ReconcileGrace is not being made: it is used as it is (a
 // dead runner is replaced on use). It returns ErrNotFound when the
 // record is gone (its creation failed, or it was removed).
-func (m *sandboxes) awaitRunner(ctx context.Context, info sandbox.Info) error {
+func (m *Fleet) awaitRunner(ctx context.Context, info sandbox.Info) error {
 	for {
 		if sb, err := m.provider.Get(ctx, info.ID); err == nil {
 			if conn, err := sb.Dial(ctx); err == nil {
@@ -233,7 +218,7 @@ func (m *sandboxes) awaitRunner(ctx context.Context, info sandbox.Info) error {
 		if time.Since(info.CreatedAt) > m.cfg.ReconcileGrace {
 			return nil
 		}
-		if _, err := m.record(ctx, info.ID); err != nil {
+		if _, err := m.Record(ctx, info.ID); err != nil {
 			return err
 		}
 		select {
@@ -244,36 +229,36 @@ func (m *sandboxes) awaitRunner(ctx context.Context, info sandbox.Info) error {
 	}
 }
 
-// usingNote tells the caller which default sandbox answered.
-func usingNote(b *box) callNote {
-	return defaultNote(fmt.Sprintf("[using your default sandbox %s; pass sandbox_id to use another]", b.id()), b, nil, false)
+// UsingNote tells the caller which default sandbox answered.
+func UsingNote(b *Box) Note {
+	return defaultNote(fmt.Sprintf("[using your default sandbox %s; pass sandbox_id to use another]", b.ID()), b, nil, false)
 }
 
 // foundNote is usingNote for a default this gateway did not track: one
 // another replica (or a previous gateway) made, or replaced old.
-func foundNote(old, b *box) callNote {
-	if old != nil && old.id() != b.id() {
-		return defaultNote(fmt.Sprintf("[your default sandbox %s is gone (idle, expired or destroyed); using your default sandbox %s; pass sandbox_id to use another]", old.id(), b.id()), b, old, false)
+func foundNote(old, b *Box) Note {
+	if old != nil && old.ID() != b.ID() {
+		return defaultNote(fmt.Sprintf("[your default sandbox %s is gone (idle, expired or destroyed); using your default sandbox %s; pass sandbox_id to use another]", old.ID(), b.ID()), b, old, false)
 	}
-	return usingNote(b)
+	return UsingNote(b)
 }
 
 // createdNote tells the caller it got a new default sandbox, and why.
-func createdNote(old, b *box) callNote {
+func createdNote(old, b *Box) Note {
 	if old != nil {
-		return defaultNote(fmt.Sprintf("[your default sandbox %s is gone (idle, expired or destroyed); created a new default sandbox %s, with an empty /workspace. Pass sandbox_id to use another]", old.id(), b.id()), b, old, true)
+		return defaultNote(fmt.Sprintf("[your default sandbox %s is gone (idle, expired or destroyed); created a new default sandbox %s, with an empty /workspace. Pass sandbox_id to use another]", old.ID(), b.ID()), b, old, true)
 	}
-	return defaultNote(fmt.Sprintf("[created your default sandbox %s: calls without sandbox_id from this client use it. Pass sandbox_id (from sandbox_create) to use another]", b.id()), b, nil, true)
+	return defaultNote(fmt.Sprintf("[created your default sandbox %s: calls without sandbox_id from this client use it. Pass sandbox_id (from sandbox_create) to use another]", b.ID()), b, nil, true)
 }
 
 // defaultNote is the note of default sandbox b with its _meta member.
-func defaultNote(text string, b, old *box, created bool) callNote {
-	meta := map[string]any{"sandbox_id": b.id()}
+func defaultNote(text string, b, old *Box, created bool) Note {
+	meta := map[string]any{"sandbox_id": b.ID()}
 	if created {
 		meta["created"] = true
 	}
-	if old != nil && old.id() != b.id() {
-		meta["previous_sandbox_id"] = old.id()
+	if old != nil && old.ID() != b.ID() {
+		meta["previous_sandbox_id"] = old.ID()
 	}
-	return callNote{text: text, key: metaDefaultSandbox, meta: meta}
+	return Note{Text: text, Key: MetaDefaultSandbox, Meta: meta}
 }

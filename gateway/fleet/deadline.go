@@ -1,4 +1,4 @@
-package gateway
+package fleet
 
 import (
 	"context"
@@ -24,89 +24,71 @@ import (
 // reasonDeadline is why a sandbox whose owner's timeout passed was removed.
 const reasonDeadline = "timeout set by its owner"
 
-// setDeadline saves t as b's end, then makes b end then (armDeadline),
+// SetDeadline saves t as b's end, then makes b end then (armDeadline),
 // and returns when b will end. Saved first: a timeout the client was
 // told about survives a restart.
-func (m *sandboxes) setDeadline(ctx context.Context, b *box, t time.Time) (time.Time, error) {
-	if err := m.saveDeadline(ctx, b.id(), t); err != nil {
+func (m *Fleet) SetDeadline(ctx context.Context, b *Box, t time.Time) (time.Time, error) {
+	if err := m.records.saveDeadline(ctx, b.ID(), t); err != nil {
 		return time.Time{}, fmt.Errorf("keep the sandbox's timeout: %w", err)
 	}
 	return m.armDeadline(b, t), nil
 }
 
-// saveDeadline records t as id's deadline: in the record for a
-// replicated gateway, else in a file.
-func (m *sandboxes) saveDeadline(ctx context.Context, id string, t time.Time) error {
-	if m.replicated() {
-		ctx, cancel := context.WithTimeout(ctx, recordTimeout)
-		defer cancel()
-		err := m.rec.SetDeadline(ctx, id, t)
-		m.mu.Lock()
-		b := m.byID[id]
-		m.mu.Unlock()
-		if b != nil {
-			b.deadlineWritten.Store(time.Now().UnixNano()) // even on error: the write may have landed
-		}
-		return err
-	}
-	return m.deadlineFiles().save(id, []byte(t.UTC().Format(time.RFC3339Nano)))
-}
-
 // armDeadline makes b end at t (box.setDeadline; zero: at its maximum
 // lifetime) and removes it then.
-func (m *sandboxes) armDeadline(b *box, t time.Time) time.Time {
-	return b.setDeadline(t, func() { m.expire(b) })
+func (m *Fleet) armDeadline(b *Box, t time.Time) time.Time {
+	return b.SetDeadline(t, func() { m.expire(b) })
 }
 
 // expire removes b once its deadline passed, unless it was extended: by
 // this gateway since the timer was set, or by another replica (its
 // record says a later one, which b then gets).
-func (m *sandboxes) expire(b *box) {
-	if time.Now().Before(b.endAt()) || b.isGone() {
+func (m *Fleet) expire(b *Box) {
+	if time.Now().Before(b.EndAt()) || b.IsGone() {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if m.replicated() && m.deadlineMoved(ctx, b, time.Now()) {
+	if m.records.spare(ctx, b, reasonDeadline, time.Now()) {
 		return
 	}
-	_ = m.destroy(ctx, b, ownerOnly(b), reasonDeadline)
+	_ = m.Destroy(ctx, b, ownerOnly(b), reasonDeadline)
 }
 
 // deadlineMoved reports whether b, whose deadline passed here, must be
 // spared: its record holds a later deadline (or none), which b gets, or
 // the record cannot be read (the sweep retries). A box whose record is
 // gone was removed elsewhere: it is forgotten, and spared.
-func (m *sandboxes) deadlineMoved(ctx context.Context, b *box, now time.Time) bool {
-	info, err := m.record(ctx, b.id())
+func (m *Fleet) deadlineMoved(ctx context.Context, b *Box, now time.Time) bool {
+	info, err := m.Record(ctx, b.ID())
 	switch {
 	case isNotFound(err):
 		m.forget(b)
 		return true
 	case err != nil:
-		m.log.Warn("read a timed-out sandbox's deadline; keeping it until the next sweep", "sandbox_id", b.id(), "error", err)
+		m.log.Warn("read a timed-out sandbox's deadline; keeping it until the next sweep", "sandbox_id", b.ID(), "error", err)
 		return true
 	case !info.Deadline.IsZero() && !info.Deadline.After(now):
 		return false
 	}
 	m.armDeadline(b, info.Deadline)
-	m.log.Info("sandbox's timeout extended by another replica", "sandbox_id", b.id(), "deadline", info.Deadline)
+	m.log.Info("sandbox's timeout extended by another replica", "sandbox_id", b.ID(), "deadline", info.Deadline)
 	return true
 }
 
-// syncDeadline gives b the deadline d, read from a record at listedAt or
+// SyncDeadline gives b the deadline d, read from a record at listedAt or
 // later, unless this gateway set b's deadline since listedAt (d may
 // predate that).
-func (m *sandboxes) syncDeadline(b *box, d time.Time, listedAt time.Time) {
+func (m *Fleet) SyncDeadline(b *Box, d time.Time, listedAt time.Time) {
 	if time.Unix(0, b.deadlineWritten.Load()).After(listedAt) || deadlineOf(b).Equal(d) {
 		return
 	}
 	m.armDeadline(b, d)
-	m.log.Info("sandbox's timeout changed by another replica", "sandbox_id", b.id(), "deadline", d)
+	m.log.Info("sandbox's timeout changed by another replica", "sandbox_id", b.ID(), "deadline", d)
 }
 
 // deadlineOf is b's deadline, zero for none.
-func deadlineOf(b *box) time.Time {
+func deadlineOf(b *Box) time.Time {
 	if d := b.deadline.Load(); d != 0 {
 		return time.Unix(0, d)
 	}
@@ -120,7 +102,7 @@ func ended(info sandbox.Info, now time.Time) bool {
 }
 
 // loadDeadline returns the deadline saved for id, zero if none was.
-func (m *sandboxes) loadDeadline(id string) (time.Time, error) {
+func (m *Fleet) loadDeadline(id string) (time.Time, error) {
 	data, ok, err := m.deadlineFiles().load(id)
 	if !ok {
 		return time.Time{}, err

@@ -1,4 +1,4 @@
-package gateway
+package fleet
 
 import (
 	"context"
@@ -12,77 +12,48 @@ import (
 	"github.com/sandgate/sandgate/sandbox"
 )
 
-// sweep removes boxes that were idle too long or outlived their maximum
+// Sweep removes boxes that were idle too long or outlived their maximum
 // lifetime, and ends their sessions so the session ids stop working too.
 // A replicated gateway first records its boxes' uses, and spares a box
 // that another replica used (usedElsewhere).
-func (m *sandboxes) sweep(ctx context.Context, now time.Time, endSession func(id, reason string)) {
+func (m *Fleet) Sweep(ctx context.Context, now time.Time, endSession func(id, reason string)) {
 	idle := m.cfg.Limits.IdleTTL
-	if m.replicated() {
-		m.recordUses()
-	}
-	for _, b := range m.matching(func(b *box) bool { return b.idleSince(now) > idle || now.After(b.endAt()) }) {
+	m.records.beforeSweep()
+	for _, b := range m.Matching(func(b *Box) bool { return b.idleSince(now) > idle || now.After(b.EndAt()) }) {
 		reason := "idle"
 		switch {
 		case now.After(b.expires):
 			reason = "max lifetime"
-		case now.After(b.endAt()):
+		case now.After(b.EndAt()):
 			reason = reasonDeadline
 		}
-		if reason == "idle" && m.replicated() && b.session == "" && m.usedElsewhere(ctx, b, now) {
+		if m.records.spare(ctx, b, reason, now) {
 			continue
 		}
-		if reason == reasonDeadline && m.replicated() && m.deadlineMoved(ctx, b, now) {
+		if b.Session != "" {
+			endSession(b.Session, reason)
 			continue
 		}
-		if b.session != "" {
-			endSession(b.session, reason)
-			continue
-		}
-		_ = m.destroy(ctx, b, ownerOnly(b), reason)
+		_ = m.Destroy(ctx, b, ownerOnly(b), reason)
 	}
 }
 
-// reconcile runs at start. Session-bound containers died with the process
+// Reconcile runs at start. Session-bound containers died with the process
 // that held their sessions, and expired ones are due anyway: both are
 // removed, workspaces included, as are workspaces and socket dirs left
 // without a container. Unexpired sessionless sandboxes are adopted,
 // because their sandbox_id is the only handle their owner has and it is
 // still valid; one whose container stopped meanwhile is replaced on its
 // next call, on its kept workspace. The instance lock (sandbox/docker)
-// guarantees no live gateway owns what is removed here.
-func (m *sandboxes) reconcile(ctx context.Context) error {
-	// A replicated gateway decides from the records alone (see due).
-	infos, err := m.provider.List(ctx, sandbox.Filter{RecordsOnly: m.replicated()})
+// guarantees no live gateway owns what is removed here. Replicas adopt
+// nothing at start and remove only what is due, whoever made it (see
+// records.adoptAll).
+func (m *Fleet) Reconcile(ctx context.Context) error {
+	infos, err := m.provider.List(ctx, m.records.listFilter())
 	if err != nil {
 		return err
 	}
-	if m.replicated() {
-		m.removeDue(ctx, infos, time.Now())
-		return nil
-	}
-	m.allowFiles().dropStale(infos)
-	m.dropStaleClaims(infos)
-	m.deadlineFiles().dropStale(infos)
-	now := time.Now()
-	for _, info := range infos {
-		if info.Pool != "" {
-			c, ok, err := m.loadClaim(info.ID)
-			if err != nil {
-				m.log.Warn("pooled sandbox's claim unreadable; removing it", "sandbox_id", info.ID, "error", err)
-			}
-			if !ok {
-				m.removeOrphan(ctx, info, "unclaimed pooled")
-				continue
-			}
-			info = c.apply(info)
-		}
-		if info.Session != "" || now.After(info.ExpiresAt) || info.Owner == "" {
-			m.removeOrphan(ctx, info, "orphaned")
-			continue
-		}
-		m.adopt(ctx, info)
-	}
+	m.records.adoptAll(ctx, infos)
 	return nil
 }
 
@@ -91,10 +62,10 @@ func (m *sandboxes) reconcile(ctx context.Context) error {
 // deadline its owner set (deadline.go). A
 // client's default stays its default: infos come oldest first, and the
 // oldest of a client's defaults is the one kept (see defaultbox.go).
-func (m *sandboxes) adopt(ctx context.Context, info sandbox.Info) {
+func (m *Fleet) adopt(ctx context.Context, info sandbox.Info) {
 	b, running := m.adoptee(ctx, info)
 	m.mu.Lock()
-	m.byID[b.id()] = b
+	m.byID[b.ID()] = b
 	if b.clientKey != "" && m.byClient[b.clientKey] == nil {
 		m.byClient[b.clientKey] = b
 	}
@@ -105,7 +76,7 @@ func (m *sandboxes) adopt(ctx context.Context, info sandbox.Info) {
 // adoptee makes the box of a sandbox described by info, which another
 // gateway made, without tracking it yet. It reports whether its runner
 // runs.
-func (m *sandboxes) adoptee(ctx context.Context, info sandbox.Info) (*box, bool) {
+func (m *Fleet) adoptee(ctx context.Context, info sandbox.Info) (*Box, bool) {
 	sb, err := m.provider.Get(ctx, info.ID)
 	running := err == nil
 	switch {
@@ -115,24 +86,9 @@ func (m *sandboxes) adoptee(ctx context.Context, info sandbox.Info) (*box, bool)
 		sb = claimed{Sandbox: sb, info: info} // the claim's owner and expiry
 	}
 	b := newBox(sb, info.Owner, info.Tenant, info.Session, info.ExpiresAt)
-	list := info.Network
-	if m.replicated() {
-		// The record holds the list last set (Recorder.SetNetwork).
-		b.recorded.Store(lastUse(info).UnixNano())
-	} else if changed, ok, err := m.loadAllow(info.ID); err != nil {
-		m.log.Warn("read a sandbox's changed network allowlist; it gets none", "sandbox_id", info.ID, "error", err)
-		list = nil
-	} else if ok {
-		list = changed
-	}
+	b.recorded.Store(lastUse(info).UnixNano()) // the use its listing holds
+	list, deadline := m.records.kept(info)
 	m.wire(b, identity.Identity{Issuer: "sandgate", Subject: "owner:" + info.Owner, Tenant: info.Tenant}, m.parseAllow(info.ID, list))
-	deadline := info.Deadline // the record's, for a replicated gateway
-	if !m.replicated() {
-		var err error
-		if deadline, err = m.loadDeadline(info.ID); err != nil {
-			m.log.Warn("read a sandbox's timeout; it lives until its maximum lifetime", "sandbox_id", info.ID, "error", err)
-		}
-	}
 	if !deadline.IsZero() {
 		b.deadline.Store(deadline.UnixNano()) // armed once tracked (adopted)
 	}
@@ -141,7 +97,7 @@ func (m *sandboxes) adoptee(ctx context.Context, info sandbox.Info) (*box, bool)
 
 // parseAllow reads a sandbox's recorded allowlist. Fail closed: a list
 // this gateway cannot read allows nothing.
-func (m *sandboxes) parseAllow(id string, list []string) policy.Rules {
+func (m *Fleet) parseAllow(id string, list []string) policy.Rules {
 	allow, err := policy.ParseRules(list)
 	if err != nil {
 		m.log.Warn("sandbox's network policy unreadable; it gets none", "sandbox_id", id, "error", err)
@@ -154,7 +110,7 @@ func (m *sandboxes) parseAllow(id string, list []string) policy.Rules {
 // runs, brings up its egress session: its background processes may be
 // using the network already, and should not wait for the owner's next
 // call.
-func (m *sandboxes) adopted(b *box, info sandbox.Info, running bool) {
+func (m *Fleet) adopted(b *Box, info sandbox.Info, running bool) {
 	m.log.Info("adopted sandbox", "sandbox_id", info.ID, "state", info.State)
 	if d := deadlineOf(b); !d.IsZero() {
 		m.armDeadline(b, d) // one already past removes it now
@@ -163,21 +119,22 @@ func (m *sandboxes) adopted(b *box, info sandbox.Info, running bool) {
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), protocol.HandshakeTimeout)
 			defer cancel()
-			_, _ = b.connect(ctx)
+			_, _ = b.Connect(ctx)
 		}()
 	}
 }
 
-// reconcileTracked runs on a timer. It removes what the gateway lost
-// track of (a container whose create outlived its caller, a removal that
-// failed) and retries the removal of destroyed boxes until their
-// container is really gone.
-func (m *sandboxes) reconcileTracked(ctx context.Context, now time.Time) {
-	if m.replicated() {
-		m.reconcileShared(ctx, now)
-		return
-	}
-	infos, err := m.provider.List(ctx, sandbox.Filter{})
+// ReconcileTracked runs on a timer. It retries the removal of destroyed
+// boxes until their sandbox is really gone, forgets those it no longer
+// finds, brings tracked boxes up to date with their records, and hands
+// every sandbox no box tracks to the records to judge: a single gateway
+// removes what it lost track of (a container whose create outlived its
+// caller, a removal that failed); replicas remove only what is due, and
+// forget a box whose record another replica removed.
+func (m *Fleet) ReconcileTracked(ctx context.Context, now time.Time) {
+	before := m.Matching(func(*Box) bool { return true }) // tracked before the list: their records exist
+	listedAt := time.Now()
+	infos, err := m.provider.List(ctx, m.records.listFilter())
 	if err != nil {
 		m.log.Warn("reconcile sandboxes", "error", err)
 		return
@@ -189,20 +146,27 @@ func (m *sandboxes) reconcileTracked(ctx context.Context, now time.Time) {
 		b, pending := m.byID[info.ID], m.pending[info.ID]
 		m.mu.Unlock()
 		switch {
-		case b != nil && b.isGone():
+		case b != nil && b.IsGone():
 			if err := m.remove(ctx, b); err != nil {
-				m.log.Warn("retry sandbox removal", "sandbox_id", b.id(), "error", err)
+				m.log.Warn("retry sandbox removal", "sandbox_id", b.ID(), "error", err)
 			}
-		case b != nil, pending, m.pool.holds(info.ID), now.Sub(info.CreatedAt) < m.cfg.ReconcileGrace:
-			// Ours and live, being created, pooled, or too young to judge.
+		case b != nil:
+			m.records.listed(b, info, listedAt)
+		case pending, m.pool.holds(info.ID):
+			// Being created, or pooled here.
 		default:
-			m.removeOrphan(ctx, info, "untracked")
+			m.records.untracked(ctx, info, now)
+		}
+	}
+	for _, b := range before {
+		if !listed[b.ID()] {
+			m.records.unlisted(b)
 		}
 	}
 	// Destroyed boxes whose sandbox no longer exists at all are done.
 	m.mu.Lock()
 	for id, b := range m.byID {
-		if b.isGone() && !listed[id] {
+		if b.IsGone() && !listed[id] {
 			delete(m.byID, id)
 		}
 	}
@@ -210,18 +174,16 @@ func (m *sandboxes) reconcileTracked(ctx context.Context, now time.Time) {
 }
 
 // removeOrphan removes a sandbox no box tracks, workspace included.
-func (m *sandboxes) removeOrphan(ctx context.Context, info sandbox.Info, why string) {
+func (m *Fleet) removeOrphan(ctx context.Context, info sandbox.Info, why string) {
 	if err := m.provider.Remove(ctx, info.ID); err != nil && !isNotFound(err) {
 		m.log.Warn("remove "+why+" sandbox", "sandbox_id", info.ID, "error", err)
 		return
 	}
-	m.allowFiles().drop(info.ID)
-	m.claimFiles().drop(info.ID)
-	m.deadlineFiles().drop(info.ID)
+	m.records.removed(info.ID)
 	m.log.Info("removed "+why+" sandbox", "sandbox_id", info.ID, "session_id", info.Session, "state", info.State)
 }
 
-// closeAll runs at shutdown. It empties the warm pool and ends the boxes
+// CloseAll runs at shutdown. It empties the warm pool and ends the boxes
 // of legacy sessions: a session id lives in this process only, so no
 // client could reach those sandboxes again, and a restarted gateway would
 // remove them as orphans anyway. Every sessionless sandbox (sandbox_create,
@@ -231,16 +193,16 @@ func (m *sandboxes) removeOrphan(ctx context.Context, info sandbox.Info, why str
 // does, must not cost it its files. Only the connections to those
 // sandboxes close; the next gateway on the instance (or another replica)
 // adopts them.
-func (m *sandboxes) closeAll(ctx context.Context) {
+func (m *Fleet) CloseAll(ctx context.Context) {
 	m.pool.close(ctx)
-	for _, b := range m.matching(func(*box) bool { return true }) {
-		if b.session == "" {
-			b.mu.Lock()
-			b.dropClient()
-			b.mu.Unlock()
+	for _, b := range m.Matching(func(*Box) bool { return true }) {
+		if b.Session == "" {
+			b.Mu.Lock()
+			b.DropClient()
+			b.Mu.Unlock()
 			continue
 		}
-		_ = m.destroy(ctx, b, ownerOnly(b), "shutdown")
+		_ = m.Destroy(ctx, b, ownerOnly(b), "shutdown")
 	}
 }
 

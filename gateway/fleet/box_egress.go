@@ -1,4 +1,4 @@
-package gateway
+package fleet
 
 import (
 	"context"
@@ -21,7 +21,7 @@ type egressRun struct {
 
 // startEgress starts the egress session of runner connection c unless
 // one runs for it already; b.mu must be held.
-func (b *box) startEgress(c *protocol.Client) {
+func (b *Box) startEgress(c *protocol.Client) {
 	if b.egress == nil || b.egressRun != nil && b.egressRun.c == c {
 		return
 	}
@@ -30,7 +30,7 @@ func (b *box) startEgress(c *protocol.Client) {
 
 // runEgress starts a run of serveEgress for c, which reports on ready
 // (if not nil) whether its first session came up; b.mu must be held.
-func (b *box) runEgress(c *protocol.Client, ready chan<- error) {
+func (b *Box) runEgress(c *protocol.Client, ready chan<- error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	run := &egressRun{c: c, cancel: cancel}
 	b.egressRun = run
@@ -44,11 +44,11 @@ func (b *box) runEgress(c *protocol.Client, ready chan<- error) {
 // replicated gateway calls it after it narrowed the allowlist. Without a
 // runner connection it does nothing: whoever connects next reads the
 // record first.
-func (b *box) takeEgress(ctx context.Context) error {
-	b.mu.Lock()
-	c := b.client
+func (b *Box) takeEgress(ctx context.Context) error {
+	b.Mu.Lock()
+	c := b.Client
 	if b.egress == nil || c == nil || c.Err() != nil {
-		b.mu.Unlock()
+		b.Mu.Unlock()
 		return nil
 	}
 	if old := b.egressRun; old != nil {
@@ -56,7 +56,7 @@ func (b *box) takeEgress(ctx context.Context) error {
 	}
 	ready := make(chan error, 1)
 	b.runEgress(c, ready)
-	b.mu.Unlock()
+	b.Mu.Unlock()
 	select {
 	case err := <-ready:
 		return err
@@ -84,13 +84,13 @@ func (b *box) takeEgress(ctx context.Context) error {
 // wait in the session's backlog, so this gateway never decides one with
 // a list that another replica had narrowed before this session became
 // the runner's. If the read fails, the session is closed: fail closed.
-func (b *box) serveEgress(ctx context.Context, svc *egress.Service, run *egressRun, ready chan<- error) {
+func (b *Box) serveEgress(ctx context.Context, svc *egress.Service, run *egressRun, ready chan<- error) {
 	defer func() {
-		b.mu.Lock()
+		b.Mu.Lock()
 		if b.egressRun == run {
 			b.egressRun = nil
 		}
-		b.mu.Unlock()
+		b.Mu.Unlock()
 		run.cancel()
 	}()
 	go func() {
@@ -108,7 +108,7 @@ func (b *box) serveEgress(ctx context.Context, svc *egress.Service, run *egressR
 	}
 	defer func() { report(ctx.Err()) }()
 	for ctx.Err() == nil {
-		sess, err := protocol.DialEgress(ctx, func(ctx context.Context) (net.Conn, error) { return b.sandbox().Dial(ctx) })
+		sess, err := protocol.DialEgress(ctx, func(ctx context.Context) (net.Conn, error) { return b.Sandbox().Dial(ctx) })
 		if err == nil && b.beforeEgress != nil {
 			if err = b.beforeEgress(ctx); err != nil {
 				_ = sess.Close()
@@ -116,7 +116,7 @@ func (b *box) serveEgress(ctx context.Context, svc *egress.Service, run *egressR
 		}
 		report(err)
 		if err == nil {
-			svc.Serve(ctx, sess, b.gate)
+			svc.Serve(ctx, sess, b.Gate)
 		}
 		if b.beforeEgress != nil {
 			return // replicated: see above

@@ -1,4 +1,4 @@
-package gateway
+package fleet
 
 import (
 	"bufio"
@@ -48,7 +48,7 @@ const (
 )
 
 type pool struct {
-	m    *sandboxes
+	m    *Fleet
 	want map[string]int // image → sandboxes to keep ready
 
 	mu      sync.Mutex
@@ -75,19 +75,9 @@ type pooled struct {
 	runner *protocol.Client
 }
 
-func newPool(m *sandboxes, want map[string]int) *pool {
+func newPool(m *Fleet, want map[string]int) *pool {
 	return &pool{m: m, want: want, ready: map[string][]pooled{}, making: map[string]int{},
 		held: map[string]bool{}, wake: make(chan struct{}, 1), done: make(chan struct{})}
-}
-
-// pooling reports whether cfg asks for a warm pool of any image.
-func pooling(cfg Config) bool {
-	for _, n := range cfg.Pool {
-		if n > 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // serves reports whether image has a pool.
@@ -152,7 +142,7 @@ func (p *pool) kick() {
 // run refills the pool until ctx ends.
 func (p *pool) run(ctx context.Context) {
 	defer close(p.done)
-	if p.m.claims != nil {
+	if p.m.records.poolShared() {
 		go p.tend(ctx)
 	}
 	slots := make(chan struct{}, poolParallel)
@@ -186,7 +176,7 @@ func (p *pool) run(ctx context.Context) {
 			}
 			// Replicated gateways' sandboxes run on the cluster's nodes,
 			// whose scheduler places them; this host's memory is not theirs.
-			if !p.m.replicated() && !memoryAllows(p.m.cfg.Limits.MemoryBytes) {
+			if !p.m.records.poolShared() && !memoryAllows(p.m.cfg.Limits.MemoryBytes) {
 				p.undo(image)
 				<-slots
 				p.m.log.Warn("warm pool paused: the host's available memory is low", "image", image)
@@ -261,7 +251,7 @@ func (p *pool) make(ctx context.Context, image string) error {
 	// pool too: a pod's kubelet deadline can be lowered, never raised
 	// (see maxAge).
 	lifetime := p.m.cfg.Limits.MaxLifetime
-	if p.m.claims != nil {
+	if p.m.records.poolShared() {
 		lifetime += p.maxAge()
 	}
 	spec := sandbox.Spec{ID: newSandboxID(), Image: image, Limits: p.m.cfg.Limits, Pool: image,
@@ -302,10 +292,7 @@ func (p *pool) makeReady(ctx context.Context, spec sandbox.Spec) (pooled, error)
 		p.destroy(pooled{sb: sb, runner: c})
 		return pooled{}, fmt.Errorf("warm up the runner of pooled sandbox %s: %w", sb.ID(), err)
 	}
-	if p.m.claims != nil {
-		return pooled{sb: sb, runner: c}, nil // the provider records its claim
-	}
-	if err := p.m.claimFiles().reserve(sb.ID()); err != nil {
+	if err := p.m.records.pooled(sb.ID()); err != nil {
 		p.destroy(pooled{sb: sb, runner: c})
 		return pooled{}, fmt.Errorf("reserve the claim record of pooled sandbox %s: %w", sb.ID(), err)
 	}
@@ -352,13 +339,13 @@ func (p *pool) tend(ctx context.Context) {
 			return
 		case <-wait.C:
 		}
-		p.tendOnce(ctx, time.Now())
+		p.TendOnce(ctx, time.Now())
 		wait.Reset(p.m.touchEvery)
 	}
 }
 
-// tendOnce is one round of tend, at now.
-func (p *pool) tendOnce(ctx context.Context, now time.Time) {
+// TendOnce is one round of tend, at now.
+func (p *pool) TendOnce(ctx context.Context, now time.Time) {
 	for _, r := range p.retire(now) {
 		p.destroy(r)
 		p.release(r.sb.ID())
@@ -366,7 +353,7 @@ func (p *pool) tendOnce(ctx context.Context, now time.Time) {
 	}
 	for _, id := range p.readyIDs() {
 		tctx, cancel := context.WithTimeout(ctx, touchTimeout)
-		if err := p.m.rec.Touch(tctx, id, now); err != nil && ctx.Err() == nil {
+		if err := p.m.records.touch(tctx, id, now); err != nil && ctx.Err() == nil {
 			p.m.log.Warn("warm pool: record that a ready sandbox is still held", "sandbox_id", id, "error", err)
 		}
 		cancel()
@@ -512,16 +499,8 @@ func meminfo() (total, avail int64, ok bool) {
 // it, and returns sb as spec's. Only this gateway's pool hands out sb,
 // so the provider's ErrClaimed would mean someone else's claim (a bug);
 // the caller must not use it then, nor remove it.
-func (m *sandboxes) claim(ctx context.Context, sb sandbox.Sandbox, spec sandbox.Spec) (sandbox.Info, error) {
-	if m.claims == nil {
-		c := claimOf(spec, time.Now())
-		if err := m.saveClaim(sb.ID(), c); err != nil {
-			return sandbox.Info{}, err
-		}
-		return c.apply(sb.Info()), nil
-	}
-	spec.Pool = sb.Info().Pool
-	return m.claims.Claim(ctx, sb.ID(), spec)
+func (m *Fleet) claim(ctx context.Context, sb sandbox.Sandbox, spec sandbox.Spec) (sandbox.Info, error) {
+	return m.records.claim(ctx, sb, spec)
 }
 
 // poolSizes reports the ready sandboxes per image at scrape time.
@@ -546,7 +525,7 @@ func (s poolSizes) Collect(ch chan<- prometheus.Metric) {
 // which (metrics.StartPool or metrics.StartCold); runner is a pooled
 // sandbox's open runner connection (nil for a new one). A pooled sandbox
 // stays held by the pool until the caller calls m.pool.release(sb.ID()).
-func (m *sandboxes) startSandbox(ctx context.Context, spec sandbox.Spec) (sb sandbox.Sandbox, runner *protocol.Client, source string, err error) {
+func (m *Fleet) startSandbox(ctx context.Context, spec sandbox.Spec) (sb sandbox.Sandbox, runner *protocol.Client, source string, err error) {
 	if m.pool.serves(spec.Image) {
 		if r, ok := m.pool.take(spec.Image); ok {
 			info, err := m.claim(ctx, r.sb, spec)

@@ -1,4 +1,4 @@
-package gateway
+package fleet
 
 import (
 	"encoding/json"
@@ -57,7 +57,7 @@ func claimOf(spec sandbox.Spec, now time.Time) claim {
 }
 
 // saveClaim records c for sandbox id durably.
-func (m *sandboxes) saveClaim(id string, c claim) error {
+func (m *Fleet) saveClaim(id string, c claim) error {
 	data, err := json.Marshal(c)
 	if err != nil {
 		return err
@@ -69,7 +69,7 @@ func (m *sandboxes) saveClaim(id string, c claim) error {
 }
 
 // loadClaim returns sandbox id's claim, if it has one.
-func (m *sandboxes) loadClaim(id string) (claim, bool, error) {
+func (m *Fleet) loadClaim(id string) (claim, bool, error) {
 	var c claim
 	data, ok, err := m.claimFiles().load(id)
 	if (!ok || len(data) == 0) && err == nil {
@@ -86,7 +86,7 @@ func (m *sandboxes) loadClaim(id string) (claim, bool, error) {
 
 // dropStaleClaims removes the records of pooled containers that no longer
 // exist (or were replaced by a container with labels of their own).
-func (m *sandboxes) dropStaleClaims(live []sandbox.Info) {
+func (m *Fleet) dropStaleClaims(live []sandbox.Info) {
 	pooled := slices.DeleteFunc(slices.Clone(live), func(info sandbox.Info) bool { return info.Pool == "" })
 	m.claimFiles().dropStale(pooled)
 }

@@ -1,4 +1,4 @@
-package gateway
+package fleet
 
 import (
 	"errors"
@@ -111,16 +111,16 @@ func (f sandboxFiles) dropStale(live []sandbox.Info) {
 }
 
 // claimFiles keeps the claims of pooled sandboxes (claims.go).
-func (m *sandboxes) claimFiles() sandboxFiles {
+func (m *Fleet) claimFiles() sandboxFiles {
 	return sandboxFiles{dir: m.cfg.ClaimDir(), ext: ".json", what: "pooled sandbox's claim record", log: m.log}
 }
 
 // allowFiles keeps allowlists changed with sandbox_network.
-func (m *sandboxes) allowFiles() sandboxFiles {
+func (m *Fleet) allowFiles() sandboxFiles {
 	return sandboxFiles{dir: m.cfg.NetworkDir(), ext: ".json", what: "network allowlist", log: m.log}
 }
 
 // deadlineFiles keeps the deadlines E2B clients set.
-func (m *sandboxes) deadlineFiles() sandboxFiles {
+func (m *Fleet) deadlineFiles() sandboxFiles {
 	return sandboxFiles{dir: m.cfg.DeadlineDir(), what: "deadline", log: m.log}
 }

@@ -1,4 +1,4 @@
-package gateway
+package fleet
 
 import (
 	"context"
@@ -14,19 +14,19 @@ import (
 	"github.com/sandgate/sandgate/sandbox"
 )
 
-// box is one live sandbox as the gateway sees it: the provider's handle,
+// Box is one live sandbox as the gateway sees it: the provider's handle,
 // who owns it, and the one persistent runner connection every call shares.
-type box struct {
+type Box struct {
 	sandboxID string
-	owner     string    // identity.Identity.Digest of the owner
-	tenant    string    // the owner's tenant, for quotas ("" for adopted boxes)
-	session   string    // legacy MCP session that owns it, or ""
+	Owner     string    // identity.Identity.Digest of the owner
+	Tenant    string    // the owner's tenant, for quotas ("" for adopted boxes)
+	Session   string    // legacy MCP session that owns it, or ""
 	clientKey string    // defaultKey of the client whose default it is, or "" (defaultbox.go)
 	expires   time.Time // its maximum lifetime's end; see endAt
-	// creator is who created it, for the audit records of calls that
+	// Creator is who created it, for the audit records of calls that
 	// reach it by an access token rather than a login (the E2B data
 	// plane); adopted boxes know only the owner's digest.
-	creator identity.Identity
+	Creator identity.Identity
 	// deadline, when not zero, is an earlier end (unix nanoseconds) its
 	// owner set (the E2B API's timeout); see setDeadline and deadline.go.
 	// deadlineWritten is when this replicated gateway last wrote it to
@@ -55,105 +55,105 @@ type box struct {
 	// replacing serialises replacements of a dead sandbox (see replace).
 	replacing sync.Mutex
 
-	// gate is the sandbox's egress policy and counters; it outlives
+	// Gate is the sandbox's egress policy and counters; it outlives
 	// connections and replaced containers. egress serves its sessions
 	// (nil: no egress sessions, every proxied connection is refused by
 	// the runner for want of a gateway).
-	gate    *egress.Gate
+	Gate    *egress.Gate
 	egress  *egress.Service
 	metrics *metrics.Metrics
 
-	mu     sync.Mutex
+	Mu     sync.Mutex
 	sb     sandbox.Sandbox // the provider's handle; a replacement swaps it
 	gen    int             // how many times sb was replaced
-	client *protocol.Client
+	Client *protocol.Client
 	gone   bool // being destroyed or destroyed; no new calls
 	// egressRun is the run of serveEgress going on, nil when none is.
 	egressRun *egressRun
 }
 
 // newBox records a live sandbox.
-func newBox(sb sandbox.Sandbox, owner, tenant, session string, expires time.Time) *box {
-	b := &box{sandboxID: sb.ID(), sb: sb, owner: owner, tenant: tenant, session: session, expires: expires, clientKey: sb.Info().Client}
+func newBox(sb sandbox.Sandbox, owner, tenant, session string, expires time.Time) *Box {
+	b := &Box{sandboxID: sb.ID(), sb: sb, Owner: owner, Tenant: tenant, Session: session, expires: expires, clientKey: sb.Info().Client}
 	b.touch()
 	return b
 }
 
-// endAt is when the sandbox is due for removal: its maximum lifetime's
+// EndAt is when the sandbox is due for removal: its maximum lifetime's
 // end, or the earlier deadline its owner set.
-func (b *box) endAt() time.Time {
+func (b *Box) EndAt() time.Time {
 	if d := b.deadline.Load(); d != 0 && d < b.expires.UnixNano() {
 		return time.Unix(0, d)
 	}
 	return b.expires
 }
 
-// setDeadline makes the sandbox end at t (zero: at the end of its
+// SetDeadline makes the sandbox end at t (zero: at the end of its
 // maximum lifetime), or at the end of its maximum lifetime if that is
 // earlier, and runs expire then (the sweep would find it up to half a
 // minute late, and E2B clients set timeouts of seconds). It returns when
 // the sandbox will end. It only arms the timer: sandboxes.setDeadline
 // keeps the deadline where a restarted gateway or a replica reads it.
-func (b *box) setDeadline(t time.Time, expire func()) time.Time {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+func (b *Box) SetDeadline(t time.Time, expire func()) time.Time {
+	b.Mu.Lock()
+	defer b.Mu.Unlock()
 	if b.expiry != nil {
 		b.expiry.Stop()
 		b.expiry = nil
 	}
 	if t.IsZero() {
 		b.deadline.Store(0)
-		return b.endAt() // the sweep ends it at its maximum lifetime
+		return b.EndAt() // the sweep ends it at its maximum lifetime
 	}
 	b.deadline.Store(t.UnixNano())
-	end := b.endAt()
+	end := b.EndAt()
 	b.expiry = time.AfterFunc(time.Until(end), expire)
 	return end
 }
 
-// id is the sandbox id; it never changes, not even when the sandbox's
+// ID is the sandbox id; it never changes, not even when the sandbox's
 // container is replaced.
-func (b *box) id() string { return b.sandboxID }
+func (b *Box) ID() string { return b.sandboxID }
 
-// info describes the sandbox's current container.
-func (b *box) info() sandbox.Info {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+// Info describes the sandbox's current container.
+func (b *Box) Info() sandbox.Info {
+	b.Mu.Lock()
+	defer b.Mu.Unlock()
 	return b.sb.Info()
 }
 
-// generation reports how many times the sandbox was replaced; a call
+// Generation reports how many times the sandbox was replaced; a call
 // passes what it saw to replace, so concurrent calls that all found the
 // same dead runner replace it once.
-func (b *box) generation() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+func (b *Box) Generation() int {
+	b.Mu.Lock()
+	defer b.Mu.Unlock()
 	return b.gen
 }
 
-// acquire marks a call in flight and returns the runner connection,
+// Acquire marks a call in flight and returns the runner connection,
 // dialling a new one if there is none or the old one broke (the runner
 // survives a lost connection, so a redial finds its background processes).
 // The caller must call release.
-func (b *box) acquire(ctx context.Context) (*protocol.Client, error) {
+func (b *Box) Acquire(ctx context.Context) (*protocol.Client, error) {
 	b.inUse.Add(1)
 	b.touch()
-	return b.connect(ctx)
+	return b.Connect(ctx)
 }
 
-// connect returns the runner connection, dialling a new one if there is
+// Connect returns the runner connection, dialling a new one if there is
 // none or the old one broke.
-func (b *box) connect(ctx context.Context) (*protocol.Client, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+func (b *Box) Connect(ctx context.Context) (*protocol.Client, error) {
+	b.Mu.Lock()
+	defer b.Mu.Unlock()
 	if b.gone {
-		return nil, errSandboxGone
+		return nil, ErrSandboxGone
 	}
-	if b.client != nil && b.client.Err() == nil {
-		b.startEgress(b.client) // a replica whose session another took takes it back
-		return b.client, nil
+	if b.Client != nil && b.Client.Err() == nil {
+		b.startEgress(b.Client) // a replica whose session another took takes it back
+		return b.Client, nil
 	}
-	if b.client != nil && b.metrics != nil {
+	if b.Client != nil && b.metrics != nil {
 		b.metrics.RunnerReconnects.Inc() // the last connection broke
 	}
 	// The provider's own dial error says whether the sandbox is gone
@@ -180,15 +180,15 @@ func (b *box) connect(ctx context.Context) (*protocol.Client, error) {
 		}
 		return nil, ce
 	}
-	b.client = c
+	b.Client = c
 	b.startEgress(c)
 	return c, nil
 }
 
-// sandbox returns the provider's current handle.
-func (b *box) sandbox() sandbox.Sandbox {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+// Sandbox returns the provider's current handle.
+func (b *Box) Sandbox() sandbox.Sandbox {
+	b.Mu.Lock()
+	defer b.Mu.Unlock()
 	return b.sb
 }
 
@@ -202,13 +202,13 @@ type connectError struct {
 func (e *connectError) Error() string   { return e.err.Error() }
 func (e *connectError) Unwrap() []error { return []error{e.err, e.cause} }
 
-func (b *box) release() {
+func (b *Box) Release() {
 	b.touch()
 	b.inUse.Add(-1)
 }
 
 // touch records a use now.
-func (b *box) touch() {
+func (b *Box) touch() {
 	b.lastUsed.Store(time.Now().UnixNano())
 	if b.onUse != nil {
 		b.onUse()
@@ -216,7 +216,7 @@ func (b *box) touch() {
 }
 
 // idleSince reports how long the box has been unused; busy boxes are never idle.
-func (b *box) idleSince(now time.Time) time.Duration {
+func (b *Box) idleSince(now time.Time) time.Duration {
 	if b.inUse.Load() > 0 {
 		return 0
 	}
@@ -225,28 +225,28 @@ func (b *box) idleSince(now time.Time) time.Duration {
 
 // markGone stops new calls and closes the connection. It reports false
 // if the box was already gone.
-func (b *box) markGone() bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+func (b *Box) markGone() bool {
+	b.Mu.Lock()
+	defer b.Mu.Unlock()
 	if b.gone {
 		return false
 	}
 	b.gone = true
-	b.dropClient()
+	b.DropClient()
 	return true
 }
 
-// dropClient closes the runner connection; b.mu must be held.
-func (b *box) dropClient() {
-	if b.client != nil {
-		_ = b.client.Close()
-		b.client = nil
+// DropClient closes the runner connection; b.mu must be held.
+func (b *Box) DropClient() {
+	if b.Client != nil {
+		_ = b.Client.Close()
+		b.Client = nil
 	}
 }
 
-// isGone reports whether the box is being or was destroyed.
-func (b *box) isGone() bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+// IsGone reports whether the box is being or was destroyed.
+func (b *Box) IsGone() bool {
+	b.Mu.Lock()
+	defer b.Mu.Unlock()
 	return b.gone
 }

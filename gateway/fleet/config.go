@@ -1,0 +1,57 @@
+package fleet
+
+import (
+	"path/filepath"
+	"time"
+
+	"github.com/sandgate/sandgate/gateway/egress"
+	"github.com/sandgate/sandgate/sandbox"
+)
+
+// Config is what the fleet needs of the gateway's configuration; the
+// gateway fills it from its own (gateway.Config.Fleet) with defaults
+// already applied.
+type Config struct {
+	// VarDir holds the single-gateway records: claims, network
+	// allowlists and deadlines, one file per sandbox.
+	VarDir string
+	// Image is the default sandbox image.
+	Image string
+	// Pool is how many started sandboxes to keep ready per image.
+	Pool map[string]int
+	// Limits apply to every sandbox.
+	Limits sandbox.Limits
+	// MaxSandboxesPerTenant bounds one tenant's live sandboxes (0: none).
+	MaxSandboxesPerTenant int
+	// ReconcileInterval is how often the fleet compares itself with the
+	// provider; ReconcileGrace is how old an unknown sandbox must be
+	// before it is removed.
+	ReconcileInterval time.Duration
+	ReconcileGrace    time.Duration
+	// EgressPolicy and EgressLimits give each sandbox its allowlist's
+	// default and its connection limits.
+	EgressPolicy egress.Tenants
+	EgressLimits egress.Limits
+	// Replicated says other gateways share the provider's sandboxes
+	// (replicas.go); records then live in the provider.
+	Replicated bool
+}
+
+// ClaimDir holds a single gateway's warm-pool claims.
+func (c Config) ClaimDir() string { return filepath.Join(c.VarDir, "claims") }
+
+// NetworkDir holds a single gateway's per-sandbox egress allowlists.
+func (c Config) NetworkDir() string { return filepath.Join(c.VarDir, "network") }
+
+// DeadlineDir holds a single gateway's per-sandbox E2B deadlines.
+func (c Config) DeadlineDir() string { return filepath.Join(c.VarDir, "deadline") }
+
+// Pooling reports whether c keeps any warm pool.
+func (c Config) Pooling() bool {
+	for _, n := range c.Pool {
+		if n > 0 {
+			return true
+		}
+	}
+	return false
+}

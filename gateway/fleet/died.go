@@ -1,0 +1,115 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sandgate/sandgate/auth/identity"
+	"github.com/sandgate/sandgate/gateway/metrics"
+
+	"github.com/sandgate/sandgate/gateway/audit"
+	"github.com/sandgate/sandgate/runner/protocol"
+	"github.com/sandgate/sandgate/sandbox"
+)
+
+// ReplacementKeeps says, for an error that announces a replacement, what
+// the replacement will keep.
+func (m *Fleet) ReplacementKeeps() string {
+	if WorkspaceDurable(m.provider) {
+		return " on the same /workspace"
+	}
+	return "; on this gateway's provider /workspace does not outlive its container, so its files will be gone"
+}
+
+// DiedWithin reports whether b's container is gone, waiting up to d for a
+// container whose runner just died to finish stopping (with Docker's
+// init, the container exits when the runner does).
+func (m *Fleet) DiedWithin(ctx context.Context, b *Box, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for {
+		_, err := m.provider.Get(ctx, b.ID())
+		if errors.Is(err, sandbox.ErrNotFound) {
+			return true
+		}
+		if err != nil || time.Now().After(deadline) {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// IsUnresponsive reports whether err says the runner stopped answering
+// (it was stopped, or starved past the heartbeat's deadline) rather than
+// that it is gone.
+func IsUnresponsive(err error) bool {
+	var pe *protocol.Error
+	return errors.As(err, &pe) && pe.Code == protocol.CodeUnresponsive
+}
+
+// Replace gives b a new container on its workspace, unless a concurrent
+// call already replaced generation gen. It reports whether the workspace's
+// files were kept (a disk workspace) and audits the replacement.
+func (m *Fleet) Replace(ctx context.Context, b *Box, gen int, p identity.Identity, why string) (kept bool, err error) {
+	b.replacing.Lock()
+	defer b.replacing.Unlock()
+	// Another replica may have removed the sandbox (then the box is
+	// forgotten and the caller told it is not found), or narrowed its
+	// allowlist, which the new runner's record must keep.
+	if err := m.records.refresh(ctx, b); err != nil {
+		return false, err
+	}
+	b.Mu.Lock()
+	if b.gone {
+		b.Mu.Unlock()
+		return false, ErrSandboxGone
+	}
+	old := b.sb.Info()
+	if b.gen != gen {
+		b.Mu.Unlock()
+		return old.WorkspaceDurable, nil // another call replaced it already
+	}
+	b.DropClient()
+	b.Mu.Unlock()
+
+	start := time.Now()
+	spec := sandbox.Spec{ID: b.ID(), Image: old.Image, Limits: m.cfg.Limits, Owner: b.Owner, Session: b.Session,
+		Client: b.clientKey, Tenant: b.Tenant, Network: b.Gate.Allow().Strings(), ExpiresAt: b.expires,
+		Template: old.Template, Metadata: old.Metadata}
+	m.metrics.RunnerDeaths.Inc()
+	sb, err := m.provider.Recreate(context.WithoutCancel(ctx), spec)
+	m.counted(metrics.StartReplace, start, err)
+	ev := &audit.Event{Kind: audit.KindSandboxReplace, Principal: p, Session: b.Session, SandboxID: b.ID(),
+		Summary: map[string]string{"reason": "runner " + why}, Outcome: audit.OutcomeOK, DurationMs: time.Since(start).Milliseconds()}
+	if err != nil {
+		ev.Outcome, ev.Error = audit.OutcomeError, err.Error()
+		m.appendAudit(ctx, ev)
+		return false, err
+	}
+	kept = sb.Info().WorkspaceDurable
+	ev.ContainerID = sb.Info().ContainerID
+	ev.Summary["workspace_kept"] = fmt.Sprint(kept)
+	if err := m.audit.Append(context.WithoutCancel(ctx), ev); err != nil {
+		m.log.Error("audit append failed", "kind", ev.Kind, "sandbox_id", ev.SandboxID, "error", err)
+	}
+	b.Mu.Lock()
+	b.sb, b.gen = sb, b.gen+1
+	b.Mu.Unlock()
+	m.log.Warn("sandbox replaced", "sandbox_id", b.ID(), "session_id", b.Session, "reason", "runner "+why, "workspace_kept", kept)
+	return kept, nil
+}
+
+// WorkspaceDurable reports whether p's workspaces are on disk. Providers
+// that do not say are taken to be (the in-process test provider's are
+// plain directories).
+func WorkspaceDurable(p sandbox.Provider) bool {
+	if d, ok := p.(interface{ WorkspaceDurable() bool }); ok {
+		return d.WorkspaceDurable()
+	}
+	return true
+}
