@@ -185,7 +185,7 @@ func (c *call) attach(ctx context.Context, args map[string]any) *mcp.CallToolRes
 	return nil
 }
 
-// forClient returns the caller's default sandbox (see defaultbox.go) and
+// forClient returns the caller's default sandbox (see gateway/fleet/defaultbox.go) and
 // notes which it is. A note from an earlier default (one found gone on
 // acquire) gives way to the one the call ends up in.
 func (c *call) forClient(ctx context.Context) (*fleet.Box, error) {
@@ -204,21 +204,22 @@ func (c *call) forClient(ctx context.Context) (*fleet.Box, error) {
 // box is released and c.box is nil; on success the caller must release
 // it.
 func (c *call) acquire(ctx context.Context) error {
-	gen := c.box.Generation()
-	var err error
-	if c.runner, err = c.box.Acquire(ctx); err != nil {
-		c.box.Release()
-		if err = c.recoverDead(ctx, c.box, gen, err); err == nil {
-			if c.runner, err = c.box.Acquire(ctx); err != nil {
-				c.box.Release()
-			}
-		}
-		if err != nil {
-			c.box = nil
-			return err
-		}
+	runner, note, err := c.g.boxes.Attach(ctx, c.box, c.p)
+	if err != nil {
+		c.box = nil
+		return err
 	}
+	c.runner = runner
+	c.note(note)
 	return nil
+}
+
+// note adds n, when it says something, to the call's result: after a
+// note already there (a default sandbox's), not in its place.
+func (c *call) note(n fleet.Note) {
+	if n.Text != "" {
+		c.notes = append(c.notes, n)
+	}
 }
 
 // retryable reports whether a call that failed with err may run again on
@@ -233,16 +234,18 @@ func retryable(d toolDef, err error) bool {
 
 // reattach connects the call to its sandbox's runner again after the
 // connection was lost, replacing the sandbox if its runner is dead (see
-// recoverDead); the box is still acquired.
+// fleet.Recover); the box is still acquired.
 func (c *call) reattach(ctx context.Context) error {
 	gen := c.box.Generation()
 	var err error
 	if c.runner, err = c.box.Connect(ctx); err == nil {
 		return nil
 	}
-	if err = c.recoverDead(ctx, c.box, gen, err); err != nil {
+	note, err := c.g.boxes.Recover(ctx, c.box, gen, c.p, err)
+	if err != nil {
 		return err
 	}
+	c.note(note)
 	c.runner, err = c.box.Connect(ctx)
 	return err
 }
@@ -259,7 +262,7 @@ func (c *call) finish(ctx context.Context, res *mcp.CallToolResult, began time.T
 		}
 	}
 	if res.IsError && e.Error == "" {
-		e.Error = cut(resultText(res), 500)
+		e.Error = audit.Clip(resultText(res), 500)
 	}
 	addNotes(res, c.notes)
 	c.g.metrics.ToolCalls.WithLabelValues(e.Tool, e.Outcome).Inc()

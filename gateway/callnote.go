@@ -7,8 +7,8 @@ import (
 
 // A call's notes tell the caller something about where its call ran
 // that is not the tool's answer: which default sandbox a sessionless
-// call used (defaultbox.go), or that the sandbox's runner was replaced
-// (died.go). A note never shares a content block with the payload, so a
+// call used (gateway/fleet/defaultbox.go), or that the sandbox's runner was replaced
+// (gateway/fleet/died.go). A note never shares a content block with the payload, so a
 // client that reads content[0], or structuredContent, gets exactly what
 // the same call with an explicit sandbox_id gets, and an error result's
 // content[0] is the error. Each note is a text block after the payload

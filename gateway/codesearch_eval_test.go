@@ -27,7 +27,7 @@ var evalQueries = []evalQuery{
 	{"words", "websocket frame size limit", []string{"runner/protocol/client.go"}},
 	{"words", "skip binary files when searching", []string{"runner/files/searchfile.go"}},
 	{"words", "rate limit tool calls per tenant", []string{"gateway/ratelimit.go"}},
-	{"words", "warm pool of idle sandboxes", []string{"gateway/pool.go"}},
+	{"words", "warm pool of idle sandboxes", []string{"gateway/fleet/pool.go"}},
 	{"words", "kill the whole process tree", []string{"runner/process/tree.go"}},
 	{"words", "memory peak and oom kills from the cgroup", []string{"runner/cgroup/cgroup.go", "runner/cgroup/v1.go", "runner/cgroup/v2.go"}},
 	{"words", "reciprocal rank fusion of strategies", []string{"gateway/codesearch/fuse.go"}},

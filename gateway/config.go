@@ -96,7 +96,7 @@ type E2BConfig struct {
 	// (OAuth bearer tokens still work, and with authentication off any
 	// key is the local principal).
 	APIKey func(key string) (identity.Identity, error)
-	// AccessKey signs sandbox access tokens (accesstoken.go). Replicas
+	// AccessKey signs sandbox access tokens (gateway/e2bbackend/accesstoken.go). Replicas
 	// must share it, and it must outlive restarts for tokens to; empty
 	// gets a random key, valid for this process only.
 	AccessKey []byte
@@ -257,7 +257,7 @@ const MaxPoolSize = 1000
 
 // ErrPoolReplicated refuses a warm pool to replicated gateways whose
 // provider cannot record claims itself (sandbox.PoolClaims): a claim
-// written to a file under one replica's VAR (claims.go) is unknown to
+// written to a file under one replica's VAR (gateway/fleet/claims.go) is unknown to
 // the other replicas, which would remove the claimed sandbox as an
 // unclaimed one.
 var ErrPoolReplicated = errors.New("a warm pool of replicated gateways needs a provider that records who claimed a pooled sandbox where every replica reads it (sandbox.PoolClaims); set the pool size to 0")

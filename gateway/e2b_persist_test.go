@@ -12,7 +12,7 @@ import (
 
 // An E2B client's timeout, template and metadata outlive the gateway
 // that was told them: a restarted gateway and every replica report and
-// enforce them (deadline.go, sandbox.Spec.Template and Metadata).
+// enforce them (gateway/fleet/deadline.go, sandbox.Spec.Template and Metadata).
 
 // e2bBase is the E2B API's origin of tg, which runs without
 // authentication: every caller is the same local principal.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/sandgate/sandgate/gateway/audit"
 	"github.com/sandgate/sandgate/runner/protocol"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -31,7 +32,7 @@ func (c *call) errorResult(err error) *mcp.CallToolResult {
 	if c.end.Outcome == "" {
 		c.end.Outcome = "error"
 	}
-	c.end.Error = cut(msg, 500)
+	c.end.Error = audit.Clip(msg, 500)
 	return mcp.NewToolResultError(msg)
 }
 

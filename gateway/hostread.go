@@ -2,6 +2,9 @@ package gateway
 
 import (
 	"context"
+	"errors"
+	"io/fs"
+	"os"
 
 	"github.com/sandgate/sandgate/gateway/fleet"
 	"github.com/sandgate/sandgate/gateway/metrics"
@@ -54,6 +57,21 @@ func (g *Server) readOnHost(ctx context.Context, b *fleet.Box, req protocol.Read
 	}
 	g.countRead(ok)
 	return res, ok
+}
+
+// openRegular opens a regular file of b's workspace on this host for an
+// E2B download, and counts the read by where it goes: it fails where
+// read_file would ask the runner, and the download then goes through
+// the runner.
+func (g *Server) openRegular(b *fleet.Box, path string) (*os.File, fs.FileInfo, error) {
+	hf, ok := b.Sandbox().(sandbox.HostFiles)
+	if !ok {
+		g.countRead(false)
+		return nil, nil, errors.ErrUnsupported
+	}
+	f, fi, err := hostFiles.OpenVia(path, hf.OpenHostFile)
+	g.countRead(err == nil)
+	return f, fi, err
 }
 
 // countRead counts a file read by where it was served.

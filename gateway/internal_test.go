@@ -204,24 +204,3 @@ func TestRunCodeSchemaNamesEveryLanguage(t *testing.T) {
 		}
 	}
 }
-
-// TestCutOnCharacterBoundary: cut keeps at most n bytes, never ends
-// inside a character, and backs off no further than one character's
-// length over stray continuation bytes.
-func TestCutOnCharacterBoundary(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct{ in, want string }{
-		{"abcdef", "abcde…"},
-		{"abcd", "abcd"},
-		{"abcd€x", "abcd…"},
-		{"abc€x", "abc…"},
-		{"ab€x", "ab€…"},
-		{"a\x80\x80\x80\x80\x80\x80", "a\x80…"},
-	} {
-		t.Run(tc.in, func(t *testing.T) {
-			if got := cut(tc.in, 5); got != tc.want {
-				t.Errorf("cut(%q, 5) = %q, want %q", tc.in, got, tc.want)
-			}
-		})
-	}
-}

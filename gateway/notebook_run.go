@@ -8,6 +8,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/sandgate/sandgate/gateway/audit"
 	"github.com/sandgate/sandgate/runner/protocol"
 )
 
@@ -154,7 +155,7 @@ func (r *notebookRun) record() {
 	default:
 		e.Outcome = "error"
 	}
-	e.Error = cut(fmt.Sprintf("cell %d: %s", *r.out.FailedCell, r.out.ErrorName), 500)
+	e.Error = audit.Clip(fmt.Sprintf("cell %d: %s", *r.out.FailedCell, r.out.ErrorName), 500)
 }
 
 // cellSummary is a cell's line in the result.
@@ -177,7 +178,7 @@ func cellSummary(index, count int, res protocol.InterpResult) notebookCell {
 		}
 		text = strings.Join(parts, "\n")
 	}
-	s.Output = cut(text, cellSummaryChars)
+	s.Output = audit.Clip(text, cellSummaryChars)
 	return s
 }
 

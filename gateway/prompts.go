@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/sandgate/sandgate/gateway/audit"
 )
 
 // Prompt names, a closed set: promptCompletions and the registry below
@@ -87,7 +88,7 @@ func (g *Server) getDebugCommand(_ context.Context, req mcp.GetPromptRequest) (*
 		"3. Otherwise follow the error: read the files it names with read_file, search the code with search_files, check paths and permissions with file_info, and look at processes it depends on with process_list.\n" +
 		"4. Form one hypothesis at a time and test it with the smallest command that can tell.\n" +
 		"5. Report the cause and a fix; apply the fix with edit_file only if it is clearly right, then run the command again to show it works."
-	return mcp.NewGetPromptResult("Investigate why `"+cut(cmd, 80)+"` fails", []mcp.PromptMessage{mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent(text))}), nil
+	return mcp.NewGetPromptResult("Investigate why `"+audit.Clip(cmd, 80)+"` fails", []mcp.PromptMessage{mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent(text))}), nil
 }
 
 func (g *Server) getCapturePage(_ context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
@@ -106,5 +107,5 @@ func (g *Server) getCapturePage(_ context.Context, req mcp.GetPromptRequest) (*m
 	b.WriteString("3. browser_screenshot (full_page) for how it looks.\n")
 	b.WriteString("4. browser_console_messages for errors and warnings the page logged.\n")
 	b.WriteString("5. Summarise: what the page shows, what a user can do on it, and anything broken (errors, failed requests, missing content).")
-	return mcp.NewGetPromptResult("Capture "+cut(url, 80), []mcp.PromptMessage{mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent(b.String()))}), nil
+	return mcp.NewGetPromptResult("Capture "+audit.Clip(url, 80), []mcp.PromptMessage{mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent(b.String()))}), nil
 }

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"github.com/sandgate/sandgate/auth/identity"
 	"github.com/sandgate/sandgate/gateway/audit"
 	"github.com/sandgate/sandgate/gateway/fleet"
+	"github.com/sandgate/sandgate/gateway/metrics"
 	"github.com/sandgate/sandgate/runner/protocol"
 )
 
@@ -53,10 +55,23 @@ func (g *Server) resourceCall(ctx context.Context, p identity.Identity, session 
 	case errors.Is(err, context.Canceled):
 		end.Outcome, end.Error = audit.OutcomeCanceled, err.Error()
 	case err != nil:
-		end.Outcome, end.Error = audit.OutcomeError, cut(err.Error(), 500)
+		end.Outcome, end.Error = audit.OutcomeError, audit.Clip(err.Error(), 500)
 	}
 	if aerr := g.appendEnd(ctx, &end, began); aerr != nil {
 		return fmt.Errorf("%v: %s ran but its end could not be recorded, so its result is withheld (%v)", audit.ErrUnavailable, tool, aerr)
+	}
+	return err
+}
+
+// appendEnd writes a call's last record (a resource read's, an E2B
+// API call's) and counts the call.
+func (g *Server) appendEnd(ctx context.Context, end *audit.Event, began time.Time) error {
+	end.DurationMs = time.Since(began).Milliseconds()
+	g.metrics.ToolCalls.WithLabelValues(end.Tool, cmp.Or(end.Outcome, audit.OutcomeDenied)).Inc()
+	metrics.Since(g.metrics.ToolSeconds.WithLabelValues(end.Tool), began)
+	err := g.audit.Append(context.WithoutCancel(ctx), end)
+	if err != nil {
+		g.log.Error("audit append failed", "tool", end.Tool, "error", err)
 	}
 	return err
 }

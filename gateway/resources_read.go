@@ -35,7 +35,7 @@ func (g *Server) readSandboxResource(ctx context.Context, req mcp.ReadResourceRe
 		return nil, err
 	}
 	var out []mcp.ResourceContents
-	err = g.resourceCall(ctx, p, session, b, toolResourcesRead, map[string]string{"uri": cut(uri, 200)}, func(ctx context.Context, rc *protocol.Client) error {
+	err = g.resourceCall(ctx, p, session, b, toolResourcesRead, map[string]string{"uri": audit.Clip(uri, 200)}, func(ctx context.Context, rc *protocol.Client) error {
 		out, err = g.readContents(ctx, b, rc, uri, ref.runnerPath())
 		return runnerNotFound(ctx, uri, err)
 	})

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -12,7 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/sandgate/sandgate/gateway/audit"
-	"github.com/sandgate/sandgate/gateway/e2b"
+	"github.com/sandgate/sandgate/gateway/e2bbackend"
 	"github.com/sandgate/sandgate/gateway/fleet"
 	"github.com/sandgate/sandgate/gateway/metrics"
 	"github.com/sandgate/sandgate/sandbox"
@@ -41,14 +40,12 @@ type Server struct {
 	custom   *customTools       // the operator's tools; nil without Config.ToolsDir
 	args     *argValidator
 	limits   *callLimits
-	denied   *deniedLog // rate of refused E2B data-plane requests' records
 	http     *server.StreamableHTTPServer
 	metrics  *metrics.Metrics
 	ready    atomic.Bool
 	stop     context.CancelFunc
-	// accessKey signs sandbox access tokens (Config.E2B.AccessKey).
-	accessKey []byte
-	e2b       *e2b.API
+	// e2b serves the E2B-compatible API; nil when it is disabled.
+	e2b *e2bbackend.Server
 	// watches fans sandbox file changes out to resource subscribers.
 	watches *watchHub
 	// listeners holds legacy sessions' standalone GET streams.
@@ -73,21 +70,20 @@ func New(ctx context.Context, cfg Config, p sandbox.Provider, store AuditStore, 
 		return nil, fmt.Errorf("replicated gateways need a provider whose sandbox records they share and can update (sandbox.Recorder); %T is none", p)
 	}
 	m := metrics.New()
-	g := &Server{cfg: cfg, log: log, audit: timedAudit{store, m}, limits: newCallLimits(cfg.ToolCallsPerMinute), denied: newDeniedLog(), metrics: m}
+	g := &Server{cfg: cfg, log: log, audit: timedAudit{store, m}, limits: newCallLimits(cfg.ToolCallsPerMinute), metrics: m}
 	if s, ok := store.(interface {
 		OnSync(func(time.Duration, int))
 	}); ok {
 		s.OnSync(m.ObserveSync)
 	}
-	if g.accessKey = cfg.E2B.AccessKey; len(g.accessKey) == 0 {
-		g.accessKey = make([]byte, 32)
-		_, _ = rand.Read(g.accessKey)
-	}
 	var err error
 	g.boxes = fleet.New(p, cfg.fleet(), g.audit, log, m, g.newEgress())
 	g.sessions = newSessions(g.onSessionEnd)
 	if !cfg.E2B.Disabled {
-		g.e2b = g.newE2B()
+		g.e2b = e2bbackend.New(e2bbackend.Config{Fleet: g.boxes, Audit: g.audit, Log: log, Metrics: m,
+			Image: cfg.Image, Images: cfg.Images, Templates: cfg.E2B.Templates, Limits: cfg.Limits,
+			Auth: cfg.Auth, Local: LocalPrincipal, APIKey: cfg.E2B.APIKey, AccessKey: cfg.E2B.AccessKey, OwnerRevoked: cfg.E2B.OwnerRevoked,
+			RateLimit: g.limits.allow, CallsPerMinute: cfg.ToolCallsPerMinute, RecordEnd: g.appendEnd, OpenRegular: g.openRegular})
 	}
 	if err = g.boxes.Reconcile(ctx); err != nil {
 		return nil, fmt.Errorf("reconcile sandboxes at start: %w", err)
@@ -173,7 +169,7 @@ func (g *Server) Handler() http.Handler {
 	})))
 	other := count("other", http.NotFoundHandler())
 	if g.e2b != nil {
-		other = g.mountE2B(mux, other)
+		other = g.e2b.Mount(mux, other)
 	}
 	mux.Handle("/", other)
 	return mux

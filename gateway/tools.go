@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/sandgate/sandgate/auth"
+	"github.com/sandgate/sandgate/gateway/audit"
 )
 
 // Tool categories, the unit a deployment enables or disables.
@@ -171,26 +171,9 @@ func summarize(keys ...string) func(map[string]any) map[string]string {
 		out := map[string]string{}
 		for _, k := range keys {
 			if v, ok := args[k].(string); ok {
-				out[k] = cut(v, 200)
+				out[k] = audit.Clip(v, 200)
 			}
 		}
 		return out
 	}
-}
-
-// cut returns s if it is at most n bytes long, and otherwise its longest
-// prefix of at most n bytes that ends on a character boundary, followed
-// by "…". Cutting inside a character would leave invalid UTF-8 in an
-// audit summary, an error text or a prompt's title. Backing off stops
-// after utf8.UTFMax-1 bytes, so a run of stray continuation bytes
-// (invalid anyway) cannot shorten the result to nothing.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	i := n
-	for k := 0; k < utf8.UTFMax-1 && i > 0 && !utf8.RuneStart(s[i]); k++ {
-		i--
-	}
-	return s[:i] + "…"
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/sandgate/sandgate/auth"
+	"github.com/sandgate/sandgate/gateway/audit"
 	"github.com/sandgate/sandgate/gateway/manifest"
 	"github.com/sandgate/sandgate/runner/protocol"
 )
@@ -57,7 +58,7 @@ func (g *Server) customToolDef(m *manifest.Manifest) (toolDef, *jsonschema.Schem
 		Annotations: mcp.ToolAnnotation{ReadOnlyHint: ptr(readOnly), DestructiveHint: ptr(destructive), IdempotentHint: ptr(readOnly),
 			// A command may use whatever egress the operator allows.
 			OpenWorldHint: ptr(g.cfg.Egress.Policy.AllowsAny())}}
-	command := cut(strings.Join(m.Command, " "), 200)
+	command := audit.Clip(strings.Join(m.Command, " "), 200)
 	d := toolDef{category: m.Category, tool: tool, needsBox: true, scopes: []string{m.Scope},
 		// Arguments may hold anything; the audit record names only the
 		// operator's command.
@@ -107,7 +108,7 @@ func runCustom(ctx context.Context, c *call, m *manifest.Manifest) (*mcp.CallToo
 	v, err := c.structuredOutput(m, o)
 	if err != nil {
 		msg := fmt.Sprintf("%s: %v", m.Name, err)
-		c.end.Outcome, c.end.Error = "error", cut(msg, 500)
+		c.end.Outcome, c.end.Error = "error", audit.Clip(msg, 500)
 		return mcp.NewToolResultError(msg + "\n" + execText(o)), nil
 	}
 	return structured(v, execText(o), false), nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/sandgate/sandgate/gateway/audit"
 	"github.com/sandgate/sandgate/runner/protocol"
 )
 
@@ -145,7 +146,7 @@ func (c *call) recordInterp(o interpOutput) {
 			what = append(what, s)
 		}
 	}
-	e.Error = cut(strings.Join(what, ": "), 500)
+	e.Error = audit.Clip(strings.Join(what, ": "), 500)
 }
 
 // interpText is the text content: stdout, stderr, the result's repr, the

@@ -7,7 +7,6 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/sandgate/sandgate/gateway/egress/policy"
 	"github.com/sandgate/sandgate/gateway/fleet"
 )
 
@@ -49,19 +48,6 @@ func nonNil(s []string) []string {
 	return s
 }
 
-// checkAllow parses a requested allowlist and checks it against the
-// tenant's ceiling; the error says what is allowed.
-func (g *Server) checkAllow(tenant string, asked []string) (policy.Rules, error) {
-	rules, err := policy.ParseRules(asked)
-	if err != nil {
-		return nil, fmt.Errorf("network.allow: %w", err)
-	}
-	if err := rules.Within(g.cfg.Egress.Policy.For(tenant).Ceiling); err != nil {
-		return nil, fmt.Errorf("network.allow asks for more than the operator allows your tenant: %w", err)
-	}
-	return rules, nil
-}
-
 func runSandboxNetwork(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
 	a, err := bind[sandboxNetworkArgs](c)
 	if err != nil {
@@ -71,7 +57,7 @@ func runSandboxNetwork(ctx context.Context, c *call) (*mcp.CallToolResult, error
 	verb, warning := "allows", ""
 	switch {
 	case a.Allow != nil:
-		rules, err := c.g.checkAllow(b.Tenant, *a.Allow)
+		rules, err := c.g.boxes.CheckAllow(b.Tenant, *a.Allow)
 		if err != nil {
 			return nil, err
 		}

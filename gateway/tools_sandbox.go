@@ -81,7 +81,7 @@ func runSandboxCreate(ctx context.Context, c *call) (*mcp.CallToolResult, error)
 	}
 	allow := c.g.boxes.DefaultAllow(c.p.Tenant)
 	if a.Network != nil {
-		if allow, err = c.g.checkAllow(c.p.Tenant, a.Network.Allow); err != nil {
+		if allow, err = c.g.boxes.CheckAllow(c.p.Tenant, a.Network.Allow); err != nil {
 			return nil, err
 		}
 	}

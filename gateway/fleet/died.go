@@ -113,3 +113,64 @@ func WorkspaceDurable(p sandbox.Provider) bool {
 	}
 	return true
 }
+
+// Notes added to the result of a call that ran in a replacement.
+const (
+	keptNote = "[the sandbox's runner %s, so it was replaced and this call ran in the new one; /workspace was kept and its files are intact; processes, /tmp and interpreter state from before are gone]"
+	lostNote = "[the sandbox's runner %s, so it was replaced and this call ran in the new one; its /workspace did not outlive the old container (in memory, or a Kubernetes emptyDir), so files, processes and state from before are gone]"
+)
+
+// Recover handles a sandbox whose runner could not be reached on
+// generation gen, for a call of p. A runner that is gone (its container
+// stopped or was removed) or stopped answering is replaced: a new
+// container with the same sandbox id, owner and expiry, on the same
+// workspace. The call then runs there, and the note says what was kept.
+// Any other failure is the caller's error.
+func (m *Fleet) Recover(ctx context.Context, b *Box, gen int, p identity.Identity, dialErr error) (Note, error) {
+	var why string
+	switch {
+	case IsUnresponsive(dialErr):
+		why = "stopped answering"
+	case m.DiedWithin(ctx, b, 2*time.Second):
+		why = "died (its container is gone)"
+	case errors.Is(dialErr, sandbox.ErrNotFound):
+		// The container runs but its runner socket is gone (removed on
+		// the host; the sandbox itself cannot, its socket dir is sealed):
+		// nothing can ever reach this runner again.
+		why = "cannot be reached (its socket was removed)"
+	default:
+		return Note{}, fmt.Errorf("connect to sandbox: %w", dialErr)
+	}
+	kept, err := m.Replace(ctx, b, gen, p, why)
+	if err != nil {
+		return Note{}, fmt.Errorf("sandbox %s: its runner %s and a replacement could not be started: %w", b.ID(), why, err)
+	}
+	text := fmt.Sprintf(lostNote, why)
+	if kept {
+		text = fmt.Sprintf(keptNote, why)
+	}
+	return Note{Text: text, Key: MetaSandboxReplaced,
+		Meta: map[string]any{"sandbox_id": b.ID(), "reason": why, "workspace_kept": kept}}, nil
+}
+
+// Attach acquires b for a call of p (busy: the idle sweep leaves it
+// alone) and returns its runner's connection, replacing the sandbox
+// first when its runner is dead (Recover); the note, when it has text,
+// says so. On an error b is released again.
+func (m *Fleet) Attach(ctx context.Context, b *Box, p identity.Identity) (*protocol.Client, Note, error) {
+	gen := b.Generation()
+	c, err := b.Acquire(ctx)
+	if err == nil {
+		return c, Note{}, nil
+	}
+	b.Release()
+	note, err := m.Recover(ctx, b, gen, p, err)
+	if err != nil {
+		return nil, Note{}, err
+	}
+	if c, err = b.Acquire(ctx); err != nil {
+		b.Release()
+		return nil, Note{}, err
+	}
+	return c, note, nil
+}

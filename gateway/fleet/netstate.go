@@ -21,6 +21,19 @@ import (
 // Replicated gateways keep it in the provider's record instead
 // (Recorder.SetNetwork), where every replica reads it.
 
+// CheckAllow parses a requested allowlist and checks it against the
+// tenant's ceiling; the error says what is allowed.
+func (m *Fleet) CheckAllow(tenant string, asked []string) (policy.Rules, error) {
+	rules, err := policy.ParseRules(asked)
+	if err != nil {
+		return nil, fmt.Errorf("network.allow: %w", err)
+	}
+	if err := rules.Within(m.cfg.EgressPolicy.For(tenant).Ceiling); err != nil {
+		return nil, fmt.Errorf("network.allow asks for more than the operator allows your tenant: %w", err)
+	}
+	return rules, nil
+}
+
 // SetAllow makes rules b's allowlist, recorded first (records.setAllow).
 // The warning says when other gateway replicas apply it late.
 func (m *Fleet) SetAllow(ctx context.Context, b *Box, rules policy.Rules) (warning string, err error) {

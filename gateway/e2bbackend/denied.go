@@ -1,4 +1,4 @@
-package gateway
+package e2bbackend
 
 import (
 	"context"
@@ -58,7 +58,7 @@ func (g *Server) denyData(ctx context.Context, p identity.Identity, id, op, reas
 	if !ok {
 		return
 	}
-	ev := &audit.Event{Kind: audit.KindToolDenied, Principal: p, SandboxID: cut(id, 128), Tool: "e2b." + op,
+	ev := &audit.Event{Kind: audit.KindToolDenied, Principal: p, SandboxID: audit.Clip(id, 128), Tool: "e2b." + op,
 		Outcome: audit.OutcomeDenied, DenyReason: reason}
 	if skipped > 0 {
 		ev.Summary = map[string]string{"unrecorded_before": strconv.FormatInt(skipped, 10)}
@@ -66,5 +66,5 @@ func (g *Server) denyData(ctx context.Context, p identity.Identity, id, op, reas
 	if err := g.audit.Append(context.WithoutCancel(ctx), ev); err != nil {
 		g.log.Error("audit append failed", "kind", ev.Kind, "tool", ev.Tool, "error", err)
 	}
-	g.metrics.ToolCalls.WithLabelValues(ev.Tool, audit.OutcomeDenied).Inc()
+	g.cfg.Metrics.ToolCalls.WithLabelValues(ev.Tool, audit.OutcomeDenied).Inc()
 }

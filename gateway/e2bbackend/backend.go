@@ -1,4 +1,4 @@
-package gateway
+package e2bbackend
 
 import (
 	"cmp"
@@ -56,13 +56,13 @@ func (e e2bBackend) image(template string) (string, error) {
 	if template == "" {
 		return e.g.cfg.Image, nil
 	}
-	if image, ok := e.g.cfg.E2B.Templates[template]; ok {
+	if image, ok := e.g.cfg.Templates[template]; ok {
 		return image, nil
 	}
 	if slices.Contains(e.g.cfg.Images, template) {
 		return template, nil
 	}
-	known := slices.Sorted(maps.Keys(e.g.cfg.E2B.Templates))
+	known := slices.Sorted(maps.Keys(e.g.cfg.Templates))
 	return "", fmt.Errorf("%w: template %q is not available here; use one of: %s (or an allowed image: %s)",
 		e2b.ErrInvalid, template, strings.Join(known, ", "), strings.Join(e.g.cfg.Images, ", "))
 }
@@ -76,7 +76,7 @@ func (e e2bBackend) Create(ctx context.Context, req e2b.CreateRequest) (e2b.Sand
 		}
 		allow := e.g.boxes.DefaultAllow(p.Tenant)
 		if req.Allow != nil {
-			if allow, err = e.g.checkAllow(p.Tenant, req.Allow); err != nil {
+			if allow, err = e.g.boxes.CheckAllow(p.Tenant, req.Allow); err != nil {
 				return fmt.Errorf("%w: %v", e2b.ErrInvalid, err)
 			}
 		}
@@ -166,7 +166,7 @@ func (e e2bBackend) SetNetwork(ctx context.Context, id string, allow []string) (
 		if err != nil {
 			return err
 		}
-		rules, err := e.g.checkAllow(b.Tenant, allow)
+		rules, err := e.g.boxes.CheckAllow(b.Tenant, allow)
 		if err != nil {
 			return fmt.Errorf("%w: %v", e2b.ErrInvalid, err)
 		}
@@ -237,7 +237,7 @@ func (e e2bBackend) open(ctx context.Context, id, token string) (*e2bRunner, str
 	case b.IsGone():
 		return nil, "sandbox is gone"
 	}
-	if revoked := e.g.cfg.E2B.OwnerRevoked; revoked != nil {
+	if revoked := e.g.cfg.OwnerRevoked; revoked != nil {
 		switch gone, err := revoked(b.Owner); {
 		case err != nil:
 			return nil, "could not check the credential that created the sandbox: " + err.Error()
@@ -265,12 +265,12 @@ func (r *e2bRunner) Do(ctx context.Context, op e2b.Op, fn func(ctx context.Conte
 		return fmt.Errorf("%w: %s needs scope %s, which this sandbox's access token does not grant", e2b.ErrForbidden, op.Name, op.Scope)
 	}
 	return r.g.apiCall(ctx, r.p, r.b, op, func(ctx context.Context) error {
-		c := &call{g: r.g, p: r.p, box: r.b, began: time.Now()}
-		if err := c.acquire(ctx); err != nil {
+		runner, _, err := r.g.boxes.Attach(ctx, r.b, r.p)
+		if err != nil {
 			return err
 		}
 		defer r.b.Release()
-		return fn(ctx, c.runner)
+		return fn(ctx, runner)
 	})
 }
 
@@ -278,14 +278,7 @@ func (r *e2bRunner) Do(ctx context.Context, op e2b.Op, fn func(ctx context.Conte
 // download (e2b.HostReader); it fails where read_file would ask the
 // runner (see readFile), and the download then goes through the runner.
 func (r *e2bRunner) OpenRegular(path string) (*os.File, fs.FileInfo, error) {
-	hf, ok := r.b.Sandbox().(sandbox.HostFiles)
-	if !ok {
-		r.g.countRead(false)
-		return nil, nil, errors.ErrUnsupported
-	}
-	f, fi, err := hostFiles.OpenVia(path, hf.OpenHostFile)
-	r.g.countRead(err == nil)
-	return f, fi, err
+	return r.g.cfg.OpenRegular(r.b, path)
 }
 
 // categorize wraps the gateway's own error categories in the E2B API's.

@@ -1,7 +1,6 @@
-package gateway
+package e2bbackend
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,7 +12,6 @@ import (
 	"github.com/sandgate/sandgate/gateway/audit"
 	"github.com/sandgate/sandgate/gateway/e2b"
 	"github.com/sandgate/sandgate/gateway/fleet"
-	"github.com/sandgate/sandgate/gateway/metrics"
 )
 
 // apiCall runs one call of the E2B API as p, on b (nil for control-plane
@@ -31,10 +29,10 @@ func (g *Server) apiCall(ctx context.Context, p identity.Identity, b *fleet.Box,
 		start.SandboxID, start.ContainerID = b.ID(), b.Info().ContainerID
 		end.SandboxID, end.ContainerID = start.SandboxID, start.ContainerID
 	}
-	if ok, wait := g.limits.allow(p.Tenant, began); !ok {
+	if ok, wait := g.cfg.RateLimit(p.Tenant, began); !ok {
 		end.Kind, end.Outcome, end.DenyReason = audit.KindToolDenied, audit.OutcomeDenied, "rate limit"
-		g.appendEnd(ctx, end, began)
-		return fmt.Errorf("%w: your tenant may make %d calls a minute; retry in %.1f s", e2b.ErrQuota, g.cfg.ToolCallsPerMinute, wait.Seconds())
+		g.cfg.RecordEnd(ctx, end, began)
+		return fmt.Errorf("%w: your tenant may make %d calls a minute; retry in %.1f s", e2b.ErrQuota, g.cfg.CallsPerMinute, wait.Seconds())
 	}
 	if err := g.audit.Append(ctx, start); err != nil {
 		g.log.Error("audit append failed; refusing API call", "tool", tool, "error", err)
@@ -46,22 +44,10 @@ func (g *Server) apiCall(ctx context.Context, p identity.Identity, b *fleet.Box,
 	case errors.Is(err, context.Canceled):
 		end.Outcome, end.Error = audit.OutcomeCanceled, err.Error()
 	case err != nil:
-		end.Outcome, end.Error = audit.OutcomeError, cut(err.Error(), 500)
+		end.Outcome, end.Error = audit.OutcomeError, audit.Clip(err.Error(), 500)
 	}
-	if aerr := g.appendEnd(ctx, end, began); aerr != nil {
+	if aerr := g.cfg.RecordEnd(ctx, end, began); aerr != nil {
 		return fmt.Errorf("%v: %s ran but its end could not be recorded, so its result is withheld (%v)", audit.ErrUnavailable, tool, aerr)
-	}
-	return err
-}
-
-// appendEnd writes an API call's last record and counts the call.
-func (g *Server) appendEnd(ctx context.Context, end *audit.Event, began time.Time) error {
-	end.DurationMs = time.Since(began).Milliseconds()
-	g.metrics.ToolCalls.WithLabelValues(end.Tool, cmp.Or(end.Outcome, audit.OutcomeDenied)).Inc()
-	metrics.Since(g.metrics.ToolSeconds.WithLabelValues(end.Tool), began)
-	err := g.audit.Append(context.WithoutCancel(ctx), end)
-	if err != nil {
-		g.log.Error("audit append failed", "tool", end.Tool, "error", err)
 	}
 	return err
 }
@@ -73,7 +59,7 @@ func summaryText(m map[string]any) map[string]string {
 	}
 	out := make(map[string]string, len(m))
 	for k, v := range m {
-		out[k] = cut(fmt.Sprint(v), 200)
+		out[k] = audit.Clip(fmt.Sprint(v), 200)
 	}
 	return out
 }
