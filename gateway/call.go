@@ -15,6 +15,7 @@ import (
 	"github.com/sandgate/sandgate/auth/identity"
 	"github.com/sandgate/sandgate/gateway/audit"
 	"github.com/sandgate/sandgate/gateway/fleet"
+	"github.com/sandgate/sandgate/gateway/mcpedge"
 	"github.com/sandgate/sandgate/gateway/metrics"
 	"github.com/sandgate/sandgate/runner/protocol"
 	"github.com/sandgate/sandgate/sandbox"
@@ -47,8 +48,8 @@ func bind[T any](c *call) (T, error) {
 // out of the request body, or, for a request that did not come through
 // it, mcp-go's.
 func callArguments(ctx context.Context, req mcp.CallToolRequest) map[string]any {
-	if msg, ok := ctx.Value(messageKey{}).(rpcMessage); ok && msg.args != nil {
-		return msg.args
+	if msg, ok := mcpedge.MessageFrom(ctx); ok && msg.Args != nil {
+		return msg.Args
 	}
 	if args := req.GetArguments(); args != nil {
 		return args
@@ -68,7 +69,7 @@ func (g *Server) handler(d toolDef) server.ToolHandlerFunc {
 			return nil, errors.New("no principal in request context") // wiring bug
 		}
 		args := callArguments(ctx, req)
-		c := &call{g: g, p: p, session: sessionIDFrom(ctx), req: req, args: args, began: time.Now()}
+		c := &call{g: g, p: p, session: mcpedge.SessionFrom(ctx), req: req, args: args, began: time.Now()}
 		start := &audit.Event{Kind: audit.KindToolStart, Principal: p, Session: c.session, Tool: d.tool.Name,
 			RequestID: uuid.NewString(), Summary: d.summary(args)}
 		c.end = &audit.Event{Kind: audit.KindToolEnd, Principal: start.Principal, Session: c.session, Tool: d.tool.Name,
@@ -271,7 +272,7 @@ func (c *call) finish(ctx context.Context, res *mcp.CallToolResult, began time.T
 		c.g.log.Error("audit append failed; withholding result", "tool", e.Tool, "error", err)
 		return mcp.NewToolResultError(fmt.Sprintf("%v: %s ran but its end could not be recorded, so its result is withheld (%v)", audit.ErrUnavailable, e.Tool, err)), nil
 	}
-	holdLargeTexts(ctx, res)
+	mcpedge.HoldLargeTexts(ctx, res)
 	return res, nil
 }
 

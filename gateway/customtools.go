@@ -107,7 +107,7 @@ func (g *Server) reloadCustomTools() error {
 	if len(remove) > 0 {
 		// mcp-go announces a removal only when a tool was served.
 		if slices.ContainsFunc(remove, func(name string) bool { return g.mcp.GetTool(name) != nil }) {
-			g.announceToolsChanged(func() { g.mcp.DeleteTools(remove...) })
+			g.edge.AnnounceToolsChanged(func() { g.mcp.DeleteTools(remove...) })
 		} else {
 			g.mcp.DeleteTools(remove...)
 		}
@@ -120,7 +120,7 @@ func (g *Server) reloadCustomTools() error {
 		g.log.Info("custom tools removed", "tools", remove)
 	}
 	if len(add) > 0 {
-		g.announceToolsChanged(func() { g.mcp.AddTools(add...) })
+		g.edge.AnnounceToolsChanged(func() { g.mcp.AddTools(add...) })
 	}
 	return nil
 }

@@ -1,8 +1,26 @@
-// Package gateway is the MCP server: it serves Streamable HTTP at /mcp,
-// binds each MCP session (or each sandbox created with sandbox_create) to
-// its owner and to a container, forwards tool calls to the runner in that
-// container over one persistent connection, streams output back as
-// notifications, and writes an audit record before any result leaves.
+// Package gateway wires Sandgate's gateway together and holds its MCP
+// tools, resources and prompts: a tool call is checked, audited and
+// forwarded to the runner in its sandbox over one persistent connection,
+// its output streamed back as notifications, and an audit record written
+// before any result leaves.
+//
+// The rest lives in packages of one job each:
+//   - gateway/mcpedge: mcp-go's server and transport and every adaptation
+//     of them (request decoding, sessions, the standalone stream, bulk
+//     text); a request reaches a tool handler here only through it;
+//   - gateway/fleet: the sandboxes themselves (creation, the warm pool,
+//     default sandboxes, deadlines, allowlists, quotas, death and
+//     replacement, sweeps, reconciliation, records for replicas);
+//   - gateway/e2bbackend: the E2B API on the same sandboxes, beside
+//     gateway/e2b (its wire protocol);
+//   - gateway/audit, gateway/egress, gateway/metrics, gateway/manifest
+//     (custom tools), gateway/codesearch.
+//
+// A tool call's route, top to bottom: mcpedge.Edge.Middleware (origin,
+// body, identity, scopes, session) → mcp-go → Server.handler (call.go:
+// rate limit, validation, tool.start record, the sandbox from
+// fleet.Fleet, its runner from fleet.Fleet.Attach) → the tool's run
+// (tools_*.go) → tool.end record → mcpedge (bulk text) → the client.
 //
 // Lifetimes, in one place:
 //   - A tool call's process tree is cancelled by its timeout, by

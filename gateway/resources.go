@@ -12,6 +12,7 @@ import (
 
 	"github.com/sandgate/sandgate/auth/identity"
 	"github.com/sandgate/sandgate/gateway/fleet"
+	"github.com/sandgate/sandgate/gateway/mcpedge"
 	"github.com/sandgate/sandgate/runner/protocol"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -102,7 +103,7 @@ func caller(ctx context.Context) (identity.Identity, string, error) {
 	if !ok {
 		return identity.Identity{}, "", errors.New("no principal in request context") // wiring bug
 	}
-	return p, sessionIDFrom(ctx), nil
+	return p, mcpedge.SessionFrom(ctx), nil
 }
 
 // resourceBox returns the sandbox of ref if the caller may use it, and

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/sandgate/sandgate/gateway/mcpedge"
 )
 
 // mcp-go (v1.2.1) answers every error a resource or prompt handler
@@ -58,7 +59,7 @@ func (g *Server) rpcCodes(next http.Handler) http.Handler {
 		ec := &errCode{}
 		r = r.WithContext(context.WithValue(r.Context(), errCodeKey{}, ec))
 		cw := &codeWriter{ResponseWriter: w, ec: ec}
-		if msg, _ := r.Context().Value(messageKey{}).(rpcMessage); resourceMethods[msg.Method] && msg.Params.URI != "" {
+		if msg, _ := mcpedge.MessageFrom(r.Context()); resourceMethods[msg.Method] && msg.Params.URI != "" {
 			cw.data, _ = json.Marshal(map[string]string{"uri": msg.Params.URI})
 		}
 		next.ServeHTTP(cw, r)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/sandgate/sandgate/auth"
 	"github.com/sandgate/sandgate/auth/identity"
+	"github.com/sandgate/sandgate/gateway/mcpedge"
 )
 
 // neededScopes returns the scopes a request needs: a tools/call its
@@ -16,7 +17,7 @@ import (
 // records). Every other method needs none: listing is open to any valid
 // token, and what a list shows is filtered by scope instead (see
 // listResources, listen, embedReadme).
-func (g *Server) neededScopes(msg rpcMessage) []string {
+func (g *Server) neededScopes(msg mcpedge.Message) []string {
 	switch msg.Method {
 	case "tools/call":
 		d, _ := g.lookupTool(msg.Params.Name) // built-in or custom; an unknown tool needs none: mcp-go answers with the precise error

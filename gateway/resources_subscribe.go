@@ -12,6 +12,7 @@ import (
 
 	"github.com/sandgate/sandgate/auth"
 	"github.com/sandgate/sandgate/auth/identity"
+	"github.com/sandgate/sandgate/gateway/mcpedge"
 	"github.com/sandgate/sandgate/runner/protocol"
 )
 
@@ -22,7 +23,7 @@ import (
 func (g *Server) registerSubscriptions(hooks *server.Hooks) {
 	hooks.AddOnRequestInitialization(g.checkSubscribe)
 	hooks.AddAfterUnsubscribe(func(ctx context.Context, _ any, req *mcp.UnsubscribeRequest, _ *mcp.EmptyResult) {
-		if s := sessionIDFrom(ctx); s != "" {
+		if s := mcpedge.SessionFrom(ctx); s != "" {
 			g.watches.unsubscribe(s, req.Params.URI)
 		}
 	})
@@ -52,7 +53,7 @@ func (g *Server) checkSubscribe(ctx context.Context, _ any, message any) error {
 	if err != nil || session == "" {
 		return err // a modern request: mcp-go refuses resources/subscribe itself
 	}
-	send := func(method string, params map[string]any) { g.notifySession(session, method, params) }
+	send := func(method string, params map[string]any) { g.edge.NotifySession(session, method, params) }
 	return g.subscribe(ctx, p, session, session, send, req.Params.URI, true)
 }
 

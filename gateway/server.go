@@ -13,6 +13,7 @@ import (
 	"github.com/sandgate/sandgate/gateway/audit"
 	"github.com/sandgate/sandgate/gateway/e2bbackend"
 	"github.com/sandgate/sandgate/gateway/fleet"
+	"github.com/sandgate/sandgate/gateway/mcpedge"
 	"github.com/sandgate/sandgate/gateway/metrics"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -27,20 +28,20 @@ type AuditStore interface {
 // Version is reported to MCP clients in serverInfo.
 const Version = "0.1.0"
 
-// Server is the gateway: MCP over Streamable HTTP plus the session and
-// sandbox bookkeeping behind it.
+// Server is the gateway: the MCP edge, the tools, resources and prompts
+// behind it, the E2B API, and the fleet of sandboxes they all use.
 type Server struct {
 	cfg      Config
 	log      *slog.Logger
 	audit    AuditStore
 	boxes    *fleet.Fleet
-	sessions *sessions
-	mcp      *server.MCPServer
+	edge     *mcpedge.Edge
+	sessions *mcpedge.Sessions  // the edge's
+	mcp      *server.MCPServer  // the edge's, where tools, resources and prompts are registered
 	tools    map[string]toolDef // enabled built-in tools by name
 	custom   *customTools       // the operator's tools; nil without Config.ToolsDir
 	args     *argValidator
 	limits   *callLimits
-	http     *server.StreamableHTTPServer
 	metrics  *metrics.Metrics
 	ready    atomic.Bool
 	stop     context.CancelFunc
@@ -48,8 +49,6 @@ type Server struct {
 	e2b *e2bbackend.Server
 	// watches fans sandbox file changes out to resource subscribers.
 	watches *watchHub
-	// listeners holds legacy sessions' standalone GET streams.
-	listeners *listenHub
 }
 
 // New builds a gateway on provider p writing audit records to store. It
@@ -78,7 +77,6 @@ func New(ctx context.Context, cfg Config, p sandbox.Provider, store AuditStore, 
 	}
 	var err error
 	g.boxes = fleet.New(p, cfg.fleet(), g.audit, log, m, g.newEgress())
-	g.sessions = newSessions(g.onSessionEnd)
 	if !cfg.E2B.Disabled {
 		g.e2b = e2bbackend.New(e2bbackend.Config{Fleet: g.boxes, Audit: g.audit, Log: log, Metrics: m,
 			Image: cfg.Image, Images: cfg.Images, Templates: cfg.E2B.Templates, Limits: cfg.Limits,
@@ -89,43 +87,34 @@ func New(ctx context.Context, cfg Config, p sandbox.Provider, store AuditStore, 
 		return nil, fmt.Errorf("reconcile sandboxes at start: %w", err)
 	}
 
-	hooks := &server.Hooks{}
 	g.watches = newWatchHub(log)
-	g.listeners = newListenHub(g.queueNotification)
-	m.MustRegister(g.listeners.dropped)
-	g.registerStandalone(hooks)
-	g.mcp = server.NewMCPServer("sandgate", Version,
-		server.WithToolCapabilities(true),
-		server.WithResourceCapabilities(true, true),
-		server.WithPromptCapabilities(false),
-		server.WithCompletions(),
-		server.WithResourceCompletionProvider(resourceCompletions{g}),
-		server.WithPromptCompletionProvider(promptCompletions{g}),
-		server.WithHooks(hooks),
-		server.WithLogging(),
-		server.WithRecovery(),
-		server.WithInstructions("Each MCP session gets its own sandbox: a Linux container with no network, a writable /workspace and resource limits. Sessionless clients get a default sandbox per client on first use, or call sandbox_create and pass sandbox_id."),
-	)
+	g.edge = mcpedge.New(mcpedge.Config{Auth: cfg.Auth, Local: LocalPrincipal, AllowedOrigins: cfg.AllowedOrigins,
+		BodyReadTimeout: cfg.BodyReadTimeout, Replicated: cfg.Replicated, IdleTTL: cfg.Limits.IdleTTL,
+		Audit: g.audit, Log: log, Metrics: m, NeededScopes: g.neededScopes, OnSessionEnd: g.onSessionEnd,
+		Name: "sandgate", Version: Version, Options: []server.ServerOption{
+			server.WithToolCapabilities(true),
+			server.WithResourceCapabilities(true, true),
+			server.WithPromptCapabilities(false),
+			server.WithCompletions(),
+			server.WithResourceCompletionProvider(resourceCompletions{g}),
+			server.WithPromptCompletionProvider(promptCompletions{g}),
+			server.WithLogging(),
+			server.WithRecovery(),
+			server.WithInstructions("Each MCP session gets its own sandbox: a Linux container with no network, a writable /workspace and resource limits. Sessionless clients get a default sandbox per client on first use, or call sandbox_create and pass sandbox_id."),
+		}})
+	g.sessions = g.edge.Sessions()
+	g.mcp = g.edge.MCP()
 	defs := enabledTools(cfg)
 	if g.args, err = newArgValidator(defs); err != nil {
 		return nil, err
 	}
-	g.registerResources(hooks)
+	g.registerResources(g.edge.Hooks())
 	g.registerPrompts()
 	g.tools = map[string]toolDef{}
 	for _, d := range defs {
 		g.tools[d.tool.Name] = d
 		g.mcp.AddTool(d.tool, g.handler(d))
 	}
-	g.http = server.NewStreamableHTTPServer(g.mcp,
-		server.WithEndpointPath("/mcp"),
-		server.WithSessionIdManager(g.sessions),
-		// mcp-go's own sweep runs a minute after ours so that ours ends the
-		// session (with the right audit reason) and mcp-go then frees its
-		// transport state.
-		server.WithSessionIdleTTL(cfg.Limits.IdleTTL+time.Minute),
-		server.WithStreamableHTTPLogger(log),
-	)
 
 	sweepCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	g.stop = cancel
@@ -145,7 +134,7 @@ func New(ctx context.Context, cfg Config, p sandbox.Provider, store AuditStore, 
 func (g *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	count := g.metrics.Instrument
-	mux.Handle("/mcp", count("mcp", g.mcpMiddleware(g.rpcCodes(g.http))))
+	mux.Handle("/mcp", count("mcp", g.edge.Middleware(g.rpcCodes(g.edge.Transport()))))
 	if g.cfg.Auth != nil {
 		// RFC 9728: the metadata of the /mcp resource, at the root and at
 		// the path-inserted location clients derive from the resource.
@@ -207,10 +196,10 @@ func (g *Server) sweepLoop(ctx context.Context) {
 		case now := <-rt.C:
 			g.boxes.ReconcileTracked(ctx, now)
 		case now := <-t.C:
-			for id, reason := range g.sessions.expired(now, g.cfg.Limits.IdleTTL, g.cfg.Limits.MaxLifetime) {
-				g.sessions.end(id, reason)
+			for id, reason := range g.sessions.Expired(now, g.cfg.Limits.IdleTTL, g.cfg.Limits.MaxLifetime) {
+				g.sessions.End(id, reason)
 			}
-			g.boxes.Sweep(ctx, now, g.sessions.end)
+			g.boxes.Sweep(ctx, now, g.sessions.End)
 			g.limits.prune(now)
 		}
 	}
@@ -223,12 +212,9 @@ func (g *Server) sweepLoop(ctx context.Context) {
 func (g *Server) Close(ctx context.Context) {
 	g.ready.Store(false)
 	g.stop()
-	g.listeners.close()
-	for _, id := range g.sessions.all() {
-		g.sessions.end(id, "shutdown")
-	}
+	g.edge.EndSessions()
 	g.boxes.CloseAll(ctx)
-	_ = g.http.Shutdown(ctx)
+	g.edge.Shutdown(ctx)
 }
 
 // checkMemory refuses limits under which a sandbox's own files could take

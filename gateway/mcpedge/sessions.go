@@ -1,4 +1,4 @@
-package gateway
+package mcpedge
 
 import (
 	"crypto/rand"
@@ -14,7 +14,7 @@ import (
 // Ids are 256 random bits. An id is live from Generate until Terminate
 // (DELETE, idle TTL, max lifetime, shutdown); a terminated id is
 // remembered for a while so its requests get a clear 404 "terminated".
-type sessions struct {
+type Sessions struct {
 	mu         sync.Mutex
 	live       map[string]*sessionState
 	terminated map[string]time.Time
@@ -33,12 +33,12 @@ const terminatedMemory = time.Hour
 
 var errUnknownSession = errors.New("unknown session id")
 
-func newSessions(onEnd func(id, reason string)) *sessions {
-	return &sessions{live: map[string]*sessionState{}, terminated: map[string]time.Time{}, onEnd: onEnd}
+func NewSessions(onEnd func(id, reason string)) *Sessions {
+	return &Sessions{live: map[string]*sessionState{}, terminated: map[string]time.Time{}, onEnd: onEnd}
 }
 
 // Generate implements server.SessionIdManager.
-func (s *sessions) Generate() string {
+func (s *Sessions) Generate() string {
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		panic("crypto/rand failed: " + err.Error()) // never happens on Linux
@@ -52,7 +52,7 @@ func (s *sessions) Generate() string {
 }
 
 // Validate implements server.SessionIdManager.
-func (s *sessions) Validate(id string) (isTerminated bool, err error) {
+func (s *Sessions) Validate(id string) (isTerminated bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.live[id]; ok {
@@ -65,14 +65,14 @@ func (s *sessions) Validate(id string) (isTerminated bool, err error) {
 }
 
 // Terminate implements server.SessionIdManager; mcp-go calls it on DELETE.
-func (s *sessions) Terminate(id string) (isNotAllowed bool, err error) {
-	s.end(id, "client DELETE")
+func (s *Sessions) Terminate(id string) (isNotAllowed bool, err error) {
+	s.End(id, "client DELETE")
 	return false, nil
 }
 
 // end terminates id and removes its sandboxes; ending an ended or unknown
 // session does nothing.
-func (s *sessions) end(id, reason string) {
+func (s *Sessions) End(id, reason string) {
 	s.mu.Lock()
 	st, ok := s.live[id]
 	if ok {
@@ -88,7 +88,7 @@ func (s *sessions) end(id, reason string) {
 
 // bind records the owner of a freshly initialized session. A session that
 // is already bound keeps its owner.
-func (s *sessions) bind(id, owner string) {
+func (s *Sessions) bind(id, owner string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if st, ok := s.live[id]; ok && st.owner == "" {
@@ -98,7 +98,7 @@ func (s *sessions) bind(id, owner string) {
 
 // ownedBy reports whether id is live and bound to owner. A live session not
 // yet bound (initialize still in flight) belongs to nobody.
-func (s *sessions) ownedBy(id, owner string) bool {
+func (s *Sessions) ownedBy(id, owner string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st, ok := s.live[id]
@@ -107,7 +107,7 @@ func (s *sessions) ownedBy(id, owner string) bool {
 
 // doneFor returns a channel closed when id ends, or nil for an id that is
 // not live.
-func (s *sessions) doneFor(id string) <-chan struct{} {
+func (s *Sessions) doneFor(id string) <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if st, ok := s.live[id]; ok {
@@ -117,7 +117,7 @@ func (s *sessions) doneFor(id string) <-chan struct{} {
 }
 
 // touch records a request on id.
-func (s *sessions) touch(id string) {
+func (s *Sessions) touch(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if st, ok := s.live[id]; ok {
@@ -127,7 +127,7 @@ func (s *sessions) touch(id string) {
 
 // expired returns live sessions older than maxAge or unseen for idle, with
 // the reason, and forgets terminated ids older than terminatedMemory.
-func (s *sessions) expired(now time.Time, idle, maxAge time.Duration) map[string]string {
+func (s *Sessions) Expired(now time.Time, idle, maxAge time.Duration) map[string]string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := map[string]string{}
@@ -148,7 +148,7 @@ func (s *sessions) expired(now time.Time, idle, maxAge time.Duration) map[string
 }
 
 // all returns every live session id.
-func (s *sessions) all() []string {
+func (s *Sessions) All() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]string, 0, len(s.live))

@@ -1,4 +1,4 @@
-package gateway
+package mcpedge
 
 import (
 	"bytes"
@@ -47,7 +47,7 @@ func withBulkTexts(ctx context.Context, b *bulkTexts) context.Context {
 // holdLargeTexts swaps res's large text contents for placeholders when
 // the request's response writer will put them back (ctx carries a
 // bulkTexts); otherwise it leaves res alone.
-func holdLargeTexts(ctx context.Context, res *mcp.CallToolResult) {
+func HoldLargeTexts(ctx context.Context, res *mcp.CallToolResult) {
 	b, _ := ctx.Value(bulkKey{}).(*bulkTexts)
 	if b == nil {
 		return

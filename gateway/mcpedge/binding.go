@@ -1,4 +1,4 @@
-package gateway
+package mcpedge
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 // placeholders (see bulktext.go).
 type bindingWriter struct {
 	http.ResponseWriter
-	g     *Server
+	e     *Edge
 	r     *http.Request
 	p     identity.Identity
 	bound bool
@@ -28,7 +28,7 @@ func (bw *bindingWriter) WriteHeader(code int) {
 
 func (bw *bindingWriter) Write(b []byte) (int, error) {
 	bw.bind()
-	if s := bw.r.Header.Get(sessionHeader); s != "" && bw.g.listeners.swallow(s, b) {
+	if s := bw.r.Header.Get(sessionHeader); s != "" && bw.e.listeners.swallow(s, b) {
 		return len(b), nil // the session's standalone stream carried it
 	}
 	if bw.bulk != nil && bw.bulk.pending() {
@@ -56,9 +56,9 @@ func (bw *bindingWriter) bind() {
 	if id == "" || bw.r.Header.Get(sessionHeader) != "" {
 		return
 	}
-	bw.g.sessions.bind(id, bw.p.Digest())
+	bw.e.sessions.bind(id, bw.p.Digest())
 	ev := &audit.Event{Kind: audit.KindSessionStart, Principal: bw.p, Session: id, Outcome: "ok"}
-	if err := bw.g.audit.Append(context.WithoutCancel(bw.r.Context()), ev); err != nil {
-		bw.g.log.Error("audit append failed", "kind", ev.Kind, "session_id", id, "error", err)
+	if err := bw.e.audit.Append(context.WithoutCancel(bw.r.Context()), ev); err != nil {
+		bw.e.log.Error("audit append failed", "kind", ev.Kind, "session_id", id, "error", err)
 	}
 }

@@ -1,4 +1,4 @@
-package gateway
+package mcpedge
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package gateway
+package mcpedge
 
 import (
 	"bytes"
@@ -39,11 +39,11 @@ func FuzzPeekMessage(f *testing.F) {
 		}
 		rest := new(bytes.Buffer)
 		rest.ReadFrom(r.Body)
-		if msg.args == nil && !bytes.Equal(rest.Bytes(), body) {
+		if msg.Args == nil && !bytes.Equal(rest.Bytes(), body) {
 			t.Fatal("the next handler does not see the body the client sent")
 		}
-		if msg.args != nil {
-			sameCallWithoutArguments(t, body, rest.Bytes(), msg.args)
+		if msg.Args != nil {
+			sameCallWithoutArguments(t, body, rest.Bytes(), msg.Args)
 		}
 		again, _ := peekMessage(httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader(body)))
 		if again.Method != msg.Method || again.Params.Name != msg.Params.Name || again.metaVersion() != msg.metaVersion() {

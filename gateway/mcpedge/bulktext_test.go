@@ -1,4 +1,4 @@
-package gateway
+package mcpedge
 
 import (
 	"bytes"
@@ -43,7 +43,7 @@ func TestBulkTextSplice(t *testing.T) {
 	big := strings.Repeat("line \"q\" <&> é\n", 8000)
 	res := mcp.NewToolResultText(big)
 	res.Content = append(res.Content, mcp.NewTextContent("small"))
-	holdLargeTexts(ctx, res)
+	HoldLargeTexts(ctx, res)
 	if held := res.Content[0].(mcp.TextContent).Text; len(held) > 100 || !b.pending() {
 		t.Fatalf("the large text was not held: %d bytes left in the result", len(held))
 	}

@@ -1,4 +1,4 @@
-package gateway
+package mcpedge
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ const modernVersion = mcp.ProtocolVersion20260728
 
 // rpcMessage is the little the edge needs to know about a JSON-RPC message
 // before mcp-go parses it properly: which method, which tool, which era.
-type rpcMessage struct {
+type Message struct {
 	Method string `json:"method"`
 	ID     any    `json:"id"`
 	Params struct {
@@ -39,7 +39,7 @@ type rpcMessage struct {
 	} `json:"params"`
 	// args are a tools/call's decoded arguments when the edge took them
 	// out of the body (see splitToolCall); nil otherwise.
-	args  map[string]any
+	Args  map[string]any
 	batch bool // the body is a JSON array
 	// problem, when code is not 0, is a shape mcp-go would answer vaguely
 	// or not at all; the edge answers it with this JSON-RPC error.
@@ -64,8 +64,8 @@ type shape struct {
 // what it can.
 // A body that is not a JSON-RPC object decodes to a zero message; mcp-go
 // answers it with the precise JSON-RPC error.
-func peekMessage(r *http.Request) (rpcMessage, error) {
-	var msg rpcMessage
+func peekMessage(r *http.Request) (Message, error) {
+	var msg Message
 	if r.Method != http.MethodPost || r.Body == nil {
 		return msg, nil
 	}
@@ -108,7 +108,7 @@ func readBody(r *http.Request) ([]byte, error) {
 // an object that is neither a request nor a response (mcp-go accepts it
 // with 202 as if it were a response), and tools/call params that are not
 // {"name": string, ...} (mcp-go says -32600 where JSON-RPC says -32602).
-func (m *rpcMessage) checkShape(sh shape) {
+func (m *Message) checkShape(sh shape) {
 	switch {
 	case sh.Method == nil && sh.Result == nil && sh.Error == nil:
 		m.problem.code, m.problem.message = mcp.INVALID_REQUEST, `invalid request: a JSON-RPC request needs a "method" (and a response a "result" or "error")`
@@ -136,7 +136,7 @@ func writeRPCError(w http.ResponseWriter, id any, code int, message string) {
 
 // needsSession reports whether a legacy-era message must carry a session
 // id: everything but the handshakes that create or precede one.
-func (m rpcMessage) needsSession() bool {
+func (m Message) needsSession() bool {
 	switch m.Method {
 	case "", "initialize", "server/discover":
 		return false
@@ -144,7 +144,7 @@ func (m rpcMessage) needsSession() bool {
 	return true
 }
 
-func (m rpcMessage) metaVersion() string {
+func (m Message) metaVersion() string {
 	v, _ := m.Params.Meta[mcp.MetaKeyProtocolVersion].(string)
 	return v
 }

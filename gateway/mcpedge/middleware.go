@@ -1,4 +1,4 @@
-package gateway
+package mcpedge
 
 import (
 	"context"
@@ -29,15 +29,15 @@ const sessionHeader = "Mcp-Session-Id"
 // else gets the same 404 as for an unknown id). A GET, which has no body,
 // takes the same origin, token and session checks on its way to the
 // session's standalone stream (serveStandaloneStream), never to mcp-go.
-func (g *Server) mcpMiddleware(next http.Handler) http.Handler {
-	inner := g.principalStage(next)
-	var stream http.Handler = http.HandlerFunc(g.serveStandaloneStream)
-	if g.cfg.Auth != nil {
-		inner = g.cfg.Auth.Authenticate(inner)
-		stream = g.cfg.Auth.Authenticate(stream)
+func (e *Edge) Middleware(next http.Handler) http.Handler {
+	inner := e.principalStage(next)
+	var stream http.Handler = http.HandlerFunc(e.serveStandaloneStream)
+	if e.cfg.Auth != nil {
+		inner = e.cfg.Auth.Authenticate(inner)
+		stream = e.cfg.Auth.Authenticate(stream)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !g.originAllowed(r) {
+		if !e.originAllowed(r) {
 			http.Error(w, "Forbidden: foreign Origin "+r.Header.Get("Origin"), http.StatusForbidden)
 			return
 		}
@@ -54,11 +54,11 @@ func (g *Server) mcpMiddleware(next http.Handler) http.Handler {
 		// streaming calls), so the body alone gets a deadline: a client
 		// trickling it cannot hold a connection slot for ever.
 		rc := http.NewResponseController(w)
-		_ = rc.SetReadDeadline(time.Now().Add(g.cfg.BodyReadTimeout))
+		_ = rc.SetReadDeadline(time.Now().Add(e.cfg.BodyReadTimeout))
 		msg, err := peekMessage(r)
 		_ = rc.SetReadDeadline(time.Time{})
 		if err != nil {
-			writeBodyError(w, err, g.cfg.BodyReadTimeout)
+			writeBodyError(w, err, e.cfg.BodyReadTimeout)
 			return
 		}
 		inner.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), messageKey{}, msg)))
@@ -67,11 +67,18 @@ func (g *Server) mcpMiddleware(next http.Handler) http.Handler {
 
 type messageKey struct{}
 
+// MessageFrom returns the JSON-RPC message the edge read from the body
+// of the request ctx belongs to, if it read one.
+func MessageFrom(ctx context.Context) (Message, bool) {
+	msg, ok := ctx.Value(messageKey{}).(Message)
+	return msg, ok
+}
+
 // principalStage runs after authentication. It refuses JSON-RPC batches,
 // which no MCP version this gateway speaks allows.
-func (g *Server) principalStage(next http.Handler) http.Handler {
+func (e *Edge) principalStage(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		msg, _ := r.Context().Value(messageKey{}).(rpcMessage)
+		msg, _ := r.Context().Value(messageKey{}).(Message)
 		if msg.batch {
 			writeBatchError(w)
 			return
@@ -80,28 +87,28 @@ func (g *Server) principalStage(next http.Handler) http.Handler {
 			writeRPCError(w, msg.ID, msg.problem.code, msg.problem.message)
 			return
 		}
-		p := g.principal(r.Context())
+		p := e.principal(r.Context())
 		ctx := identity.With(r.Context(), p)
-		if missing := g.missingScopes(p, msg); len(missing) > 0 {
-			g.denyScope(ctx, w, p, msg)
+		if missing := e.missingScopes(p, msg); len(missing) > 0 {
+			e.denyScope(ctx, w, p, msg)
 			return
 		}
-		ctx, ok := g.sessionStage(ctx, w, r, p, msg)
+		ctx, ok := e.sessionStage(ctx, w, r, p, msg)
 		if !ok {
 			return
 		}
-		defer g.releaseSession(ctx)
+		defer e.releaseSession(ctx)
 		bulk := &bulkTexts{}
 		r = r.WithContext(withBulkTexts(ctx, bulk))
-		next.ServeHTTP(&bindingWriter{ResponseWriter: w, g: g, r: r, p: p, bulk: bulk}, r)
+		next.ServeHTTP(&bindingWriter{ResponseWriter: w, e: e, r: r, p: p, bulk: bulk}, r)
 	})
 }
 
 // principal maps the verified identity (or, with authentication off, the
 // local principal) to the gateway's identity.Identity.
-func (g *Server) principal(ctx context.Context) identity.Identity {
-	if g.cfg.Auth == nil {
-		return LocalPrincipal
+func (e *Edge) principal(ctx context.Context) identity.Identity {
+	if e.cfg.Auth == nil {
+		return e.cfg.Local
 	}
 	id, _ := resource.IdentityFrom(ctx)
 	return id
@@ -110,12 +117,12 @@ func (g *Server) principal(ctx context.Context) identity.Identity {
 // missingScopes returns the scopes a request needs that p lacks (see
 // neededScopes). Listing tools, resources and prompts is open to any
 // valid token so a client can learn what to ask for.
-func (g *Server) missingScopes(p identity.Identity, msg rpcMessage) []string {
-	if g.cfg.Auth == nil {
+func (e *Edge) missingScopes(p identity.Identity, msg Message) []string {
+	if e.cfg.Auth == nil {
 		return nil
 	}
 	var missing []string
-	for _, s := range g.neededScopes(msg) {
+	for _, s := range e.cfg.NeededScopes(msg) {
 		if !slices.Contains(p.Scopes, s) {
 			missing = append(missing, s)
 		}
@@ -126,24 +133,24 @@ func (g *Server) missingScopes(p identity.Identity, msg rpcMessage) []string {
 // denyScope audits and answers a call refused for want of scopes. The
 // challenge names every scope the call needs, not only the missing ones,
 // so a client asking for exactly those gets a token that works.
-func (g *Server) denyScope(ctx context.Context, w http.ResponseWriter, p identity.Identity, msg rpcMessage) {
-	need := g.neededScopes(msg)
+func (e *Edge) denyScope(ctx context.Context, w http.ResponseWriter, p identity.Identity, msg Message) {
+	need := e.cfg.NeededScopes(msg)
 	tool := msg.Params.Name
 	if msg.Method != "tools/call" {
 		tool = msg.Method
 	}
 	ev := &audit.Event{Kind: audit.KindToolDenied, Principal: p, Tool: tool, Outcome: audit.OutcomeDenied,
 		DenyReason: "insufficient scope: needs " + fmt.Sprint(need)}
-	if err := g.audit.Append(context.WithoutCancel(ctx), ev); err != nil {
-		g.log.Error("audit append failed", "kind", ev.Kind, "tool", ev.Tool, "error", err)
+	if err := e.audit.Append(context.WithoutCancel(ctx), ev); err != nil {
+		e.log.Error("audit append failed", "kind", ev.Kind, "tool", ev.Tool, "error", err)
 	}
-	g.cfg.Auth.WriteInsufficientScope(w, need)
+	e.cfg.Auth.WriteInsufficientScope(w, need)
 }
 
 // sessionStage enforces session ownership for legacy requests and returns
 // a context that ends when the session does. ok is false when it already
 // answered.
-func (g *Server) sessionStage(ctx context.Context, w http.ResponseWriter, r *http.Request, p identity.Identity, msg rpcMessage) (context.Context, bool) {
+func (e *Edge) sessionStage(ctx context.Context, w http.ResponseWriter, r *http.Request, p identity.Identity, msg Message) (context.Context, bool) {
 	id := r.Header.Get(sessionHeader)
 	modern := isModern(r, msg)
 	switch {
@@ -153,22 +160,22 @@ func (g *Server) sessionStage(ctx context.Context, w http.ResponseWriter, r *htt
 	case id == "" || modern:
 		return ctx, true
 	}
-	if !g.sessions.ownedBy(id, p.Digest()) {
+	if !e.sessions.ownedBy(id, p.Digest()) {
 		msg := "Session not found; start a new session with initialize"
-		if term, _ := g.sessions.Validate(id); term {
+		if term, _ := e.sessions.Validate(id); term {
 			msg = "Session terminated; start a new session with initialize"
-		} else if g.cfg.Replicated {
+		} else if e.cfg.Replicated {
 			msg = errOtherReplica
 		}
 		http.Error(w, msg, http.StatusNotFound)
 		return ctx, false
 	}
-	g.sessions.touch(id)
+	e.sessions.touch(id)
 	// Every request of a session, including a long-lived GET stream, ends
 	// when the session does (DELETE, idle, lifetime).
 	ctx, cancel := context.WithCancel(ctx)
 	ctx = context.WithValue(ctx, cancelKey{}, cancel)
-	if done := g.sessions.doneFor(id); done != nil {
+	if done := e.sessions.doneFor(id); done != nil {
 		go func() {
 			select {
 			case <-done:
@@ -191,7 +198,7 @@ const errOtherReplica = "Session not found on this gateway replica: it may belon
 type cancelKey struct{}
 
 // releaseSession ends the session-scoped context of a finished request.
-func (g *Server) releaseSession(ctx context.Context) {
+func (e *Edge) releaseSession(ctx context.Context) {
 	if cancel, ok := ctx.Value(cancelKey{}).(context.CancelFunc); ok {
 		cancel()
 	}
@@ -200,13 +207,13 @@ func (g *Server) releaseSession(ctx context.Context) {
 // isModern reports whether r declares protocol 2026-07-28 or later, in
 // its header or its body's _meta, as mcp-go decides it: such requests have
 // no session, and the session header is ignored.
-func isModern(r *http.Request, msg rpcMessage) bool {
+func isModern(r *http.Request, msg Message) bool {
 	return r.Header.Get("Mcp-Protocol-Version") >= modernVersion || msg.metaVersion() >= modernVersion
 }
 
 // originAllowed accepts requests without Origin (non-browser clients) and
 // browser requests from the gateway's own origin.
-func (g *Server) originAllowed(r *http.Request) bool {
+func (e *Edge) originAllowed(r *http.Request) bool {
 	origin := r.Header.Get("Origin")
 	if origin == "" {
 		return true
@@ -215,12 +222,12 @@ func (g *Server) originAllowed(r *http.Request) bool {
 	if err != nil {
 		return false
 	}
-	return u.Host == r.Host || slices.Contains(g.cfg.AllowedOrigins, origin)
+	return u.Host == r.Host || slices.Contains(e.cfg.AllowedOrigins, origin)
 }
 
 // sessionIDFrom returns the legacy MCP session id of the request in ctx, or
 // "" for a sessionless (2026-07-28) request.
-func sessionIDFrom(ctx context.Context) string {
+func SessionFrom(ctx context.Context) string {
 	if s := server.ClientSessionFromContext(ctx); s != nil {
 		return s.SessionID()
 	}

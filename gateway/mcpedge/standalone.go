@@ -1,4 +1,4 @@
-package gateway
+package mcpedge
 
 import (
 	"context"
@@ -40,11 +40,11 @@ const (
 // there is nothing to resume: a GET with Last-Event-ID opens a fresh
 // stream, and what was not yet written when a stream ended comes with
 // the session's next response instead.
-func (g *Server) serveStandaloneStream(w http.ResponseWriter, r *http.Request) {
-	p := g.principal(r.Context())
+func (e *Edge) serveStandaloneStream(w http.ResponseWriter, r *http.Request) {
+	p := e.principal(r.Context())
 	id := r.Header.Get(sessionHeader)
 	switch {
-	case isModern(r, rpcMessage{}):
+	case isModern(r, Message{}):
 		w.Header().Set("Allow", "POST")
 		http.Error(w, "GET is not part of protocol "+modernVersion+": open a subscriptions/listen request to receive notifications", http.StatusMethodNotAllowed)
 		return
@@ -55,12 +55,12 @@ func (g *Server) serveStandaloneStream(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Accept must list text/event-stream: GET /mcp opens an SSE stream", http.StatusNotAcceptable)
 		return
 	}
-	ctx, ok := g.sessionStage(identity.With(r.Context(), p), w, r, p, rpcMessage{})
+	ctx, ok := e.sessionStage(identity.With(r.Context(), p), w, r, p, Message{})
 	if !ok {
 		return
 	}
-	defer g.releaseSession(ctx)
-	st, gen, ok := g.listeners.open(id)
+	defer e.releaseSession(ctx)
+	st, gen, ok := e.listeners.open(id)
 	if !ok {
 		http.Error(w, "the gateway is shutting down; reconnect to another replica or retry", http.StatusServiceUnavailable)
 		return
@@ -69,15 +69,15 @@ func (g *Server) serveStandaloneStream(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	unwritten, err := g.pumpStandalone(ctx, w, st, id, gen)
-	if dropped := g.listeners.release(id, gen, unwritten); dropped > 0 || err != nil {
-		g.log.Info("standalone stream ended", "session_id", id, "dropped", dropped, "error", err)
+	unwritten, err := e.pumpStandalone(ctx, w, st, id, gen)
+	if dropped := e.listeners.release(id, gen, unwritten); dropped > 0 || err != nil {
+		e.log.Info("standalone stream ended", "session_id", id, "dropped", dropped, "error", err)
 	}
 }
 
 // pumpStandalone writes what the hub has for the stream gen until the
 // stream ends, and returns the notes it took but could not write.
-func (g *Server) pumpStandalone(ctx context.Context, w http.ResponseWriter, st *sessionStream, id string, gen uint64) ([]standaloneNote, error) {
+func (e *Edge) pumpStandalone(ctx context.Context, w http.ResponseWriter, st *sessionStream, id string, gen uint64) ([]standaloneNote, error) {
 	rc := http.NewResponseController(w)
 	// The connection may serve further requests after this stream.
 	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
@@ -96,7 +96,7 @@ func (g *Server) pumpStandalone(ctx context.Context, w http.ResponseWriter, st *
 	keepalive := time.NewTicker(standaloneKeepalive)
 	defer keepalive.Stop()
 	for {
-		notes, stop := g.listeners.take(id, gen)
+		notes, stop := e.listeners.take(id, gen)
 		for i, sn := range notes {
 			b, err := json.Marshal(sn.n)
 			if err == nil {
@@ -137,19 +137,19 @@ func acceptsEventStream(r *http.Request) bool {
 // notifySession sends a notification that belongs to no request to a
 // legacy session: on its standalone stream when it has one open, else
 // into mcp-go's queue, whence it comes with the session's next response.
-func (g *Server) notifySession(session, method string, params map[string]any) {
+func (e *Edge) NotifySession(session, method string, params map[string]any) {
 	n := mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{Method: method, Params: mcp.NotificationParams{AdditionalFields: params}}}
-	if !g.listeners.publish(session, n) {
-		g.queueNotification(session, n)
+	if !e.listeners.publish(session, n) {
+		e.queueNotification(session, n)
 	}
 }
 
 // queueNotification puts n in the session's mcp-go queue. A full queue
 // (a client that has not sent a request for a long while) loses it.
-func (g *Server) queueNotification(session string, n mcp.JSONRPCNotification) {
-	err := g.mcp.SendNotificationToSpecificClient(session, n.Method, n.Params.AdditionalFields)
+func (e *Edge) queueNotification(session string, n mcp.JSONRPCNotification) {
+	err := e.mcp.SendNotificationToSpecificClient(session, n.Method, n.Params.AdditionalFields)
 	if err != nil && !errors.Is(err, server.ErrSessionNotFound) {
-		g.log.Debug("notification not queued", "session_id", session, "method", n.Method, "error", err)
+		e.log.Debug("notification not queued", "session_id", session, "method", n.Method, "error", err)
 	}
 }
 
@@ -157,24 +157,24 @@ func (g *Server) queueNotification(session string, n mcp.JSONRPCNotification) {
 // notifications/tools/list_changed by queueing it for every session, and
 // sends it at once to the sessions with a standalone stream; their POST
 // responses then leave mcp-go's copy out (see listenHub.swallow).
-func (g *Server) announceToolsChanged(change func()) {
-	sessions := g.listeners.expectBroadcast()
+func (e *Edge) AnnounceToolsChanged(change func()) {
+	sessions := e.listeners.expectBroadcast()
 	change()
-	g.listeners.deliverBroadcast(sessions, mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION,
+	e.listeners.deliverBroadcast(sessions, mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION,
 		Notification: mcp.Notification{Method: mcp.MethodNotificationToolsListChanged}})
 }
 
 // registerStandalone keeps the hub's books with mcp-go's session events:
 // an ended session is forgotten, and a broadcast mcp-go could not queue
 // (the session's queue was full) is owed no longer.
-func (g *Server) registerStandalone(hooks *server.Hooks) {
-	hooks.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) { g.listeners.forget(s.SessionID()) })
+func (e *Edge) registerStandalone(hooks *server.Hooks) {
+	hooks.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) { e.listeners.forget(s.SessionID()) })
 	hooks.AddOnError(func(_ context.Context, _ any, method mcp.MCPMethod, message any, err error) {
 		fields, _ := message.(map[string]any)
 		session, _ := fields["sessionID"].(string)
 		if method == "notification" && fields["method"] == mcp.MethodNotificationToolsListChanged && session != "" &&
 			errors.Is(err, server.ErrNotificationChannelBlocked) {
-			g.listeners.missedBroadcast(session)
+			e.listeners.missedBroadcast(session)
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package gateway
+package mcpedge
 
 import (
 	"bytes"
@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"reflect"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -38,7 +37,7 @@ import (
 // Keys are matched as encoding/json matches struct fields, which is how
 // mcp-go reads them: case-insensitively, the last duplicate winning.
 // Members the edge does not know are passed on as they came.
-func splitToolCall(body []byte) (msg rpcMessage, rest []byte, ok bool) {
+func splitToolCall(body []byte) (msg Message, rest []byte, ok bool) {
 	// encoding/json v1 accepts both; jsontext refuses them unless told.
 	dec := jsontext.NewDecoder(bytes.NewBuffer(body), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	if !expectDelim(dec, '{') {
@@ -117,7 +116,7 @@ func splitToolCall(body []byte) (msg rpcMessage, rest []byte, ok bool) {
 // decodeCallParams reads tools/call params into msg: the tool name, _meta
 // and the arguments, which must be absent, null or an object. It returns
 // the members to pass on to mcp-go (all but the arguments).
-func decodeCallParams(dec *jsontext.Decoder, msg *rpcMessage) (keep []rawMember, ok bool) {
+func decodeCallParams(dec *jsontext.Decoder, msg *Message) (keep []rawMember, ok bool) {
 	if !expectDelim(dec, '{') {
 		return nil, false
 	}
@@ -156,9 +155,9 @@ func decodeCallParams(dec *jsontext.Decoder, msg *rpcMessage) (keep []rawMember,
 	}
 	switch a := args.(type) {
 	case nil:
-		msg.args = map[string]any{}
+		msg.Args = map[string]any{}
 	case map[string]any:
-		msg.args = a
+		msg.Args = a
 	default:
 		return nil, false // mcp-go answers the precise error
 	}
@@ -325,78 +324,4 @@ func readValue(dec *jsontext.Decoder, v any) error {
 		return err
 	}
 	return json.Unmarshal(raw, v)
-}
-
-// bindArgs fills the struct *v from decoded JSON arguments as
-// json.Unmarshal would from their text. String members, which carry the
-// large payloads (file contents, code), are assigned without being
-// encoded and decoded again; the rest go through encoding/json one member
-// at a time.
-func bindArgs(args map[string]any, v any) error {
-	rv := reflect.ValueOf(v).Elem()
-	fields := argFields(rv.Type())
-	// Case-insensitive matches first, so that an exact one, set after,
-	// wins when both are present.
-	for _, exact := range []bool{false, true} {
-		for key, val := range args {
-			i, ok := fields.byName(key)
-			if _, isExact := fields[key]; !ok || isExact != exact {
-				continue // unknown members are ignored, as json.Unmarshal does
-			}
-			if err := setField(rv.Field(i), val); err != nil {
-				return fmt.Errorf("%s: %w", key, err)
-			}
-		}
-	}
-	return nil
-}
-
-func setField(f reflect.Value, val any) error {
-	if s, isString := val.(string); isString && f.Kind() == reflect.String {
-		f.SetString(s)
-		return nil
-	}
-	raw, err := json.Marshal(val)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(raw, f.Addr().Interface())
-}
-
-// fieldIndex maps JSON member names to struct field indexes.
-type fieldIndex map[string]int
-
-// byName finds a member as encoding/json does: the exact name first, then
-// any case-insensitive match.
-func (fi fieldIndex) byName(key string) (int, bool) {
-	if i, ok := fi[key]; ok {
-		return i, true
-	}
-	for name, i := range fi {
-		if strings.EqualFold(name, key) {
-			return i, true
-		}
-	}
-	return 0, false
-}
-
-// argFields lists t's exported fields by their JSON names. The argument
-// structs are flat (no embedded structs, which this does not follow).
-func argFields(t reflect.Type) fieldIndex {
-	fi := fieldIndex{}
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		switch name {
-		case "-":
-			continue
-		case "":
-			name = f.Name
-		}
-		fi[name] = i
-	}
-	return fi
 }

@@ -1,0 +1,27 @@
+// Package mcpedge is the gateway's MCP edge: it owns mcp-go's server and
+// its Streamable HTTP transport, and every adaptation of them the gateway
+// needs. In the order a request meets them (middleware.go):
+//
+//   - origin check and a bounded, timed body read;
+//   - one decode of the JSON-RPC message (peek.go), a tools/call's large
+//     arguments taken out so mcp-go does not decode them again
+//     (toolcall.go);
+//   - the caller's identity and the scopes the message needs;
+//   - legacy sessions: ids made and checked here (sessions.go), bound to
+//     their owner on the first response (binding.go), routed to the
+//     replica that holds them;
+//   - the standalone GET stream of a legacy session, served here rather
+//     than by mcp-go (standalone.go, standalone_hub.go);
+//   - large text results spliced into the response unencoded by mcp-go
+//     (bulktext.go).
+//
+// It must never run a tool or touch a sandbox: tools, resources and
+// prompts are registered on MCP() by the gateway, and what a message
+// needs (its scopes, the end of a session) comes in through Config.
+// Where a workaround relies on how mcp-go behaves, a test pins that
+// behaviour (FuzzPeekMessage and the standalone hub's tests here;
+// TestBulkTextSurvivesBothResponseKinds end to end in gateway/), so an
+// upgrade that changes it fails there. mcp-go is still imported by the
+// gateway's tools, resources and prompts, which build its types; moving
+// them behind protocol-neutral types is the next step.
+package mcpedge
