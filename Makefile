@@ -9,7 +9,7 @@ SANDGATE_PORT ?= 8080
 export PATH := $(dir $(GO)):$(PATH)
 
 .PHONY: help setup build runner images run test test-short lint bench fuzz clean compose compose-down
-.PHONY: soak fuzz-short load k8s-up k8s-down test-k8s generate
+.PHONY: soak fuzz-short load k8s-up k8s-down test-k8s generate docs
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -43,6 +43,9 @@ test: setup build images ## run every test: unit, the real Docker engine, then t
 
 test-short: ## unit tests only (no Docker)
 	$(GO) test -short -count=1 ./...
+
+docs: ## regenerate docs/tools.md from the golden tool list (gateway/testdata/tools_list.golden.json)
+	$(GO) test -count=1 -run TestToolsReference ./docs -update
 
 lint: ## gofmt and go vet
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo 'gofmt: run gofmt -w on the files above'; exit 1; }
