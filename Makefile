@@ -51,7 +51,7 @@ lint: ## gofmt and go vet
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo 'gofmt: run gofmt -w on the files above'; exit 1; }
 	$(GO) vet ./...
 
-bench: setup build images ## measure hot-path latency through the gateway (numbers in the README)
+bench: setup build images ## measure hot-path latency through the gateway (numbers in docs/performance.md)
 	REQUIRE_DOCKER=1 $(GO) test -run '^$$' -bench . -benchtime 100x -count 1 ./gateway/ ./gateway/audit/ ./sandbox/docker/
 
 load: setup build images ## drive a gateway of its own: N callers over S sessions per tool; calls/s, errors, p50/p99 (LOAD_FLAGS, e.g. --scenarios echo-1)

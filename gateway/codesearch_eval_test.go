@@ -56,7 +56,7 @@ func evalExcluded(rel string) bool {
 // TestCodeSearchHitRate copies this module's gateway/ and runner/ into a
 // sandbox and reports, for evalQueries, each strategy's and the fused
 // top-5 hit rate (go test -run TestCodeSearchHitRate -v ./gateway/; the
-// table is in the README). It asserts no rates, only that fusion does
+// table is in docs/performance.md). It asserts no rates, only that fusion does
 // not do worse than the best single strategy on this set.
 func TestCodeSearchHitRate(t *testing.T) {
 	t.Parallel()

@@ -106,7 +106,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&origins, "allowed-origins", "", "comma-separated browser origins allowed besides the gateway's own")
 	fs.StringVar(&c.SandboxCA, "sandbox-ca", "", "PEM file of certificate authorities sandboxes trust besides their image's (a private registry's, a TLS-inspecting proxy's)")
 	fs.StringVar(&egressAllow, "egress-allow", "", "comma-separated destinations every tenant's sandboxes may reach through the egress proxy (host, *.suffix, CIDR, each with optional :port); default none")
-	fs.StringVar(&egressPolicy, "egress-policy", "", "JSON file of per-tenant egress ceilings and sandbox defaults (see README); its \"default\" replaces --egress-allow")
+	fs.StringVar(&egressPolicy, "egress-policy", "", "JSON file of per-tenant egress ceilings and sandbox defaults (see docs/egress.md); its \"default\" replaces --egress-allow")
 	fs.IntVar(&g.Egress.Limits.MaxConns, "egress-max-conns", el.MaxConns, "open egress connections per sandbox")
 	fs.IntVar(&g.Egress.Limits.ConnsPerMinute, "egress-conns-per-minute", el.ConnsPerMinute, "new egress connections per sandbox per minute")
 	fs.Var(&egressBytes, "egress-bytes-per-minute", "egress bytes (both directions) per sandbox per minute, e.g. 4GiB")
