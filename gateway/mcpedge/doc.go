@@ -18,10 +18,11 @@
 // It must never run a tool or touch a sandbox: tools, resources and
 // prompts are registered on MCP() by the gateway, and what a message
 // needs (its scopes, the end of a session) comes in through Config.
-// Where a workaround relies on how mcp-go behaves, a test pins that
-// behaviour (FuzzPeekMessage and the standalone hub's tests here;
-// TestBulkTextSurvivesBothResponseKinds end to end in gateway/), so an
-// upgrade that changes it fails there. mcp-go is still imported by the
+// Where a workaround relies on how mcp-go behaves, a test here pins that
+// behaviour against mcp-go itself (pins_test.go: one Write per message,
+// the session manager's calls, the shape of a broadcast; FuzzPeekMessage:
+// mcp-go reads the split request as the original), so an upgrade that
+// changes it fails here. mcp-go is still imported by the
 // gateway's tools, resources and prompts, which build its types; moving
 // them behind protocol-neutral types is the next step.
 package mcpedge
