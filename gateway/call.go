@@ -190,7 +190,7 @@ func (c *call) attach(ctx context.Context, args map[string]any) *mcp.CallToolRes
 // notes which it is. A note from an earlier default (one found gone on
 // acquire) gives way to the one the call ends up in.
 func (c *call) forClient(ctx context.Context) (*fleet.Box, error) {
-	b, note, err := c.g.boxes.ForClient(ctx, c.p, fleet.DefaultKey(c.p, c.req))
+	b, note, err := c.g.boxes.ForClient(ctx, c.p, c.defaultKey())
 	if err != nil {
 		return nil, err
 	}
@@ -304,4 +304,17 @@ func resultText(res *mcp.CallToolResult) string {
 		}
 	}
 	return ""
+}
+
+// defaultKey is the key of the caller's default sandbox: its client is
+// the one the request's _meta names (clientInfo), with the caller's
+// token (fleet.ClientKey).
+func (c *call) defaultKey() string {
+	var name string
+	if c.req.Params.Meta != nil {
+		if info := c.req.Params.Meta.ClientInfo(); info != nil {
+			name = info.Name
+		}
+	}
+	return fleet.ClientKey(c.p, name)
 }

@@ -103,7 +103,7 @@ func (c *call) existing(ctx context.Context, id string) (*fleet.Box, error) {
 		return c.g.boxes.Get(ctx, c.p, c.session, id)
 	}
 	if c.session == "" {
-		b, err := c.g.boxes.FindDefault(ctx, c.p, fleet.DefaultKey(c.p, c.req))
+		b, err := c.g.boxes.FindDefault(ctx, c.p, c.defaultKey())
 		if b == nil && err == nil {
 			err = fleet.ErrNoSandbox
 		}

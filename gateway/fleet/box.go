@@ -21,7 +21,7 @@ type Box struct {
 	Owner     string    // identity.Identity.Digest of the owner
 	Tenant    string    // the owner's tenant, for quotas ("" for adopted boxes)
 	Session   string    // legacy MCP session that owns it, or ""
-	clientKey string    // defaultKey of the client whose default it is, or "" (defaultbox.go)
+	clientKey string    // ClientKey of the client whose default it is, or "" (defaultbox.go)
 	expires   time.Time // its maximum lifetime's end; see endAt
 	// Creator is who created it, for the audit records of calls that
 	// reach it by an access token rather than a login (the E2B data

@@ -9,8 +9,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
-
 	"github.com/sandgate/sandgate/auth/identity"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -43,17 +41,6 @@ import (
 // a record with an earlier CreatedAt that another replica sees only
 // after its own look (clocks apart by more than a creation takes) lets
 // both keep theirs, and the client has two defaults until one is gone.
-
-// DefaultKey is the key of p's default sandbox for the client of req.
-func DefaultKey(p identity.Identity, req mcp.CallToolRequest) string {
-	var name string
-	if req.Params.Meta != nil {
-		if info := req.Params.Meta.ClientInfo(); info != nil {
-			name = info.Name
-		}
-	}
-	return ClientKey(p, name)
-}
 
 // ClientKey is the key of p's default sandbox for the client that
 // declares name (clientInfo) with p's token.

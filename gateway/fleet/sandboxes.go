@@ -183,7 +183,7 @@ func (m *Fleet) Create(ctx context.Context, p identity.Identity, session, image 
 // Spec says what CreateBox makes.
 type Spec struct {
 	Session string // the legacy session it is bound to, or ""
-	Client  string // defaultKey of the client whose default it is, or ""
+	Client  string // ClientKey of the client whose default it is, or ""
 	Image   string
 	Allow   policy.Rules
 	// Template and metadata are what an E2B client created it with
