@@ -29,7 +29,10 @@ func sound() layering.Graph {
 		m + "/gateway/audit":                 nil,
 		"github.com/mark3labs/mcp-go/server": {"github.com/mark3labs/mcp-go/mcp"},
 		"github.com/mark3labs/mcp-go/mcp":    nil,
-		m + "/cmd/gateway":                   {m + "/gateway", "github.com/mark3labs/mcp-go/mcp"},
+		m + "/gateway/fleet":                 {m + "/sandbox", m + "/gateway/audit"},
+		m + "/gateway/mcpedge":               {m + "/gateway/audit", "github.com/mark3labs/mcp-go/server"},
+		m + "/gateway/e2bbackend":            {m + "/gateway/fleet", m + "/gateway/audit"},
+		m + "/cmd/gateway":                   {m + "/gateway", m + "/gateway/mcpedge", m + "/gateway/e2bbackend"},
 	}
 }
 
@@ -58,7 +61,10 @@ func TestRulesCanFail(t *testing.T) {
 		onTop      = "the gateway sits on top: nothing below it imports it: "
 		standAlone = "the runner stands alone: it imports none of the gateway's libraries: "
 		noClient   = "the runner links no Docker or Kubernetes client: "
-		mcpEdge    = "mcp-go is known only to the gateway and the commands: "
+		mcpEdge    = "mcp-go is known only to the MCP edge and, for now, the gateway's tools: "
+		fleet      = "the fleet keeps sandboxes and speaks no protocol: "
+		edge       = "the MCP edge runs no tool and touches no sandbox: "
+		e2b        = "the E2B adapter knows nothing of MCP: "
 	)
 	tests := []struct {
 		name string
@@ -96,6 +102,27 @@ func TestRulesCanFail(t *testing.T) {
 			want: []string{mcpEdge + m + "/sandbox/docker -> github.com/mark3labs/mcp-go/mcp"},
 		},
 		{
+			name: "a command imports mcp-go",
+			add:  map[string][]string{m + "/cmd/gateway": {"github.com/mark3labs/mcp-go/mcp"}},
+			want: []string{mcpEdge + m + "/cmd/gateway -> github.com/mark3labs/mcp-go/mcp"},
+		},
+		{
+			name: "the fleet imports the MCP edge",
+			add:  map[string][]string{m + "/gateway/fleet": {m + "/gateway/mcpedge"}},
+			want: []string{fleet + m + "/gateway/fleet -> " + m + "/gateway/mcpedge",
+				e2b + m + "/gateway/e2bbackend -> " + m + "/gateway/fleet -> " + m + "/gateway/mcpedge"},
+		},
+		{
+			name: "the MCP edge reaches a sandbox",
+			add:  map[string][]string{m + "/gateway/mcpedge": {m + "/gateway/fleet"}},
+			want: []string{edge + m + "/gateway/mcpedge -> " + m + "/gateway/fleet"},
+		},
+		{
+			name: "the E2B adapter imports the gateway's tools",
+			add:  map[string][]string{m + "/gateway/e2bbackend": {m + "/gateway"}},
+			want: []string{e2b + m + "/gateway/e2bbackend -> " + m + "/gateway"},
+		},
+		{
 			name: "a third-party package imports mcp-go",
 			add:  map[string][]string{m + "/gateway": {"example.com/mcpwrap"}, "example.com/mcpwrap": {"github.com/mark3labs/mcp-go/mcp"}},
 			want: []string{mcpEdge + "example.com/mcpwrap -> github.com/mark3labs/mcp-go/mcp"},
@@ -112,7 +139,7 @@ func TestRulesCanFail(t *testing.T) {
 			t.Errorf("%s:\n got %q\nwant %q", tt.name, got, tt.want)
 		}
 		for _, v := range got {
-			for _, prefix := range []string{onTop, standAlone, noClient, mcpEdge} {
+			for _, prefix := range []string{onTop, standAlone, noClient, mcpEdge, fleet, edge, e2b} {
 				if strings.HasPrefix(v, prefix) {
 					broken[prefix] = true
 				}

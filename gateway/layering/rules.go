@@ -23,9 +23,27 @@ var Rules = []Rule{
 		Except: cgroupLibrary,
 	},
 	OnlyImporters{
-		Why:       "mcp-go is known only to the gateway and the commands",
-		Importers: Patterns{Module + "/gateway/...", Module + "/cmd/..."},
+		// The gateway root goes once its tools, resources and prompts
+		// build protocol-neutral results (issue 29, item 6).
+		Why:       "mcp-go is known only to the MCP edge and, for now, the gateway's tools",
+		Importers: Patterns{Module + "/gateway", Module + "/gateway/mcpedge", Module + "/gateway/manifest"},
 		Of:        Patterns{"github.com/mark3labs/mcp-go/..."},
+	},
+	NoDeps{
+		Why:  "the fleet keeps sandboxes and speaks no protocol",
+		From: Patterns{Module + "/gateway/fleet"},
+		To: Patterns{Module + "/gateway", Module + "/gateway/mcpedge", Module + "/gateway/e2bbackend", Module + "/gateway/e2b/...",
+			"github.com/mark3labs/mcp-go/..."},
+	},
+	NoDeps{
+		Why:  "the MCP edge runs no tool and touches no sandbox",
+		From: Patterns{Module + "/gateway/mcpedge"},
+		To:   Patterns{Module + "/gateway", Module + "/gateway/fleet", Module + "/gateway/e2bbackend", Module + "/sandbox/...", Module + "/runner/..."},
+	},
+	NoDeps{
+		Why:  "the E2B adapter knows nothing of MCP",
+		From: Patterns{Module + "/gateway/e2bbackend"},
+		To:   Patterns{Module + "/gateway", Module + "/gateway/mcpedge", "github.com/mark3labs/mcp-go/..."},
 	},
 }
 
