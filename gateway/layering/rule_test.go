@@ -1,0 +1,151 @@
+package layering_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sandgate/sandgate/gateway/layering"
+)
+
+const m = layering.Module
+
+// sound is a small module graph that keeps every rule: the runner with
+// its cgroup library, sandbox with a Docker client, and the gateway on
+// top with mcp-go.
+func sound() layering.Graph {
+	return layering.Graph{
+		m + "/cmd/runner":                    {m + "/runner"},
+		m + "/runner":                        {m + "/runner/cgroup", m + "/runner/protocol"},
+		m + "/runner/cgroup":                 {"github.com/containerd/cgroups/v3"},
+		"github.com/containerd/cgroups/v3":   {"github.com/moby/sys/userns"},
+		"github.com/moby/sys/userns":         nil,
+		m + "/runner/protocol":               nil,
+		m + "/sandbox":                       {m + "/runner/protocol"},
+		m + "/sandbox/docker":                {m + "/sandbox", "github.com/docker/docker/client"},
+		"github.com/docker/docker/client":    nil,
+		m + "/auth":                          nil,
+		m + "/gateway":                       {m + "/sandbox", m + "/auth", "github.com/mark3labs/mcp-go/server"},
+		m + "/gateway/audit":                 nil,
+		"github.com/mark3labs/mcp-go/server": {"github.com/mark3labs/mcp-go/mcp"},
+		"github.com/mark3labs/mcp-go/mcp":    nil,
+		m + "/cmd/gateway":                   {m + "/gateway", "github.com/mark3labs/mcp-go/mcp"},
+	}
+}
+
+func check(g layering.Graph) []string {
+	var out []string
+	for _, r := range layering.Rules {
+		for _, v := range r.Check(g) {
+			out = append(out, v.String())
+		}
+	}
+	return out
+}
+
+func TestSoundGraphKeepsEveryRule(t *testing.T) {
+	t.Parallel()
+	if got := check(sound()); len(got) > 0 {
+		t.Errorf("violations in the sound graph: %q", got)
+	}
+}
+
+// TestRulesCanFail breaks each rule of layering.Rules in a copy of the
+// sound graph and checks the message names the chain.
+func TestRulesCanFail(t *testing.T) {
+	t.Parallel()
+	const (
+		onTop      = "the gateway sits on top: nothing below it imports it: "
+		standAlone = "the runner stands alone: it imports none of the gateway's libraries: "
+		noClient   = "the runner links no Docker or Kubernetes client: "
+		mcpEdge    = "mcp-go is known only to the gateway and the commands: "
+	)
+	tests := []struct {
+		name string
+		add  map[string][]string // edges added to the sound graph
+		want []string
+	}{
+		{
+			name: "auth reaches the gateway through a library",
+			add:  map[string][]string{m + "/auth": {"example.com/lib"}, "example.com/lib": {m + "/gateway/audit"}},
+			want: []string{onTop + m + "/auth -> example.com/lib -> " + m + "/gateway/audit"},
+		},
+		{
+			name: "the runner imports the gateway",
+			add:  map[string][]string{m + "/runner/protocol": {m + "/gateway/audit"}},
+			want: []string{onTop + m + "/runner/protocol -> " + m + "/gateway/audit"},
+		},
+		{
+			name: "the runner imports sandbox",
+			add:  map[string][]string{m + "/runner": {m + "/sandbox/workspace"}, m + "/sandbox/workspace": nil},
+			want: []string{standAlone + m + "/runner -> " + m + "/sandbox/workspace"},
+		},
+		{
+			name: "the runner imports the Docker client",
+			add:  map[string][]string{m + "/runner/cgroup": {"github.com/docker/docker/client"}},
+			want: []string{noClient + m + "/runner/cgroup -> github.com/docker/docker/client"},
+		},
+		{
+			name: "the cgroup library brings a Kubernetes client",
+			add:  map[string][]string{"github.com/containerd/cgroups/v3": {"k8s.io/client-go/kubernetes"}, "k8s.io/client-go/kubernetes": nil},
+			want: []string{noClient + m + "/runner/cgroup -> github.com/containerd/cgroups/v3 -> k8s.io/client-go/kubernetes"},
+		},
+		{
+			name: "sandbox imports mcp-go",
+			add:  map[string][]string{m + "/sandbox/docker": {"github.com/mark3labs/mcp-go/mcp"}},
+			want: []string{mcpEdge + m + "/sandbox/docker -> github.com/mark3labs/mcp-go/mcp"},
+		},
+		{
+			name: "a third-party package imports mcp-go",
+			add:  map[string][]string{m + "/gateway": {"example.com/mcpwrap"}, "example.com/mcpwrap": {"github.com/mark3labs/mcp-go/mcp"}},
+			want: []string{mcpEdge + "example.com/mcpwrap -> github.com/mark3labs/mcp-go/mcp"},
+		},
+	}
+	broken := map[string]bool{}
+	for _, tt := range tests {
+		g := sound()
+		for p, imps := range tt.add {
+			g[p] = append(g[p], imps...)
+		}
+		got := check(g)
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%s:\n got %q\nwant %q", tt.name, got, tt.want)
+		}
+		for _, v := range got {
+			for _, prefix := range []string{onTop, standAlone, noClient, mcpEdge} {
+				if strings.HasPrefix(v, prefix) {
+					broken[prefix] = true
+				}
+			}
+		}
+	}
+	// Every rule reports itself stale on an empty graph, which gives its
+	// name: each must be broken by a case above.
+	for _, r := range layering.Rules {
+		vs := r.Check(layering.Graph{})
+		if len(vs) != 1 || vs[0].Stale == "" {
+			t.Errorf("rule %+v on an empty graph: %v, want it reported stale", r, vs)
+			continue
+		}
+		if !broken[vs[0].Rule+": "] {
+			t.Errorf("no case in TestRulesCanFail breaks %q; add one", vs[0].Rule)
+		}
+	}
+}
+
+// TestStaleRule checks that a rule naming no package says so.
+func TestStaleRule(t *testing.T) {
+	t.Parallel()
+	g := sound()
+	for p := range g {
+		if (layering.Patterns{m + "/runner/...", m + "/cmd/runner"}).Match(p) {
+			delete(g, p)
+		}
+	}
+	r := layering.NoDeps{Why: "w", From: layering.Patterns{m + "/runner/..."}, To: layering.Patterns{m + "/gateway/..."}}
+	got := r.Check(g)
+	want := "w: no package matches [" + m + "/runner/...]"
+	if len(got) != 1 || got[0].String() != want {
+		t.Errorf("Check = %v, want [%s]", got, want)
+	}
+}

@@ -1,0 +1,51 @@
+package layering
+
+// Module is the module path the rules are written against.
+const Module = "github.com/sandgate/sandgate"
+
+// Rules is the module's layering. A rule is one row; add one where a
+// boundary is decided.
+var Rules = []Rule{
+	NoDeps{
+		Why:  "the gateway sits on top: nothing below it imports it",
+		From: Patterns{Module + "/runner/...", Module + "/cmd/runner", Module + "/sandbox/...", Module + "/auth/..."},
+		To:   Patterns{Module + "/gateway/...", Module + "/cmd/gateway"},
+	},
+	NoDeps{
+		Why:  "the runner stands alone: it imports none of the gateway's libraries",
+		From: Patterns{Module + "/runner/...", Module + "/cmd/runner"},
+		To:   Patterns{Module + "/sandbox/...", Module + "/auth/..."},
+	},
+	NoDeps{
+		Why:    "the runner links no Docker or Kubernetes client",
+		From:   Patterns{Module + "/runner/...", Module + "/cmd/runner"},
+		To:     containerClients,
+		Except: cgroupLibrary,
+	},
+	OnlyImporters{
+		Why:       "mcp-go is known only to the gateway and the commands",
+		Importers: Patterns{Module + "/gateway/...", Module + "/cmd/..."},
+		Of:        Patterns{"github.com/mark3labs/mcp-go/..."},
+	},
+}
+
+// containerClients are the trees the Docker and Kubernetes clients and
+// their libraries come from.
+var containerClients = Patterns{
+	"github.com/docker/...",
+	"github.com/moby/...",
+	"github.com/containerd/...",
+	"k8s.io/...",
+	"sigs.k8s.io/...",
+}
+
+// cgroupLibrary is what the runner takes from those trees, none of it a
+// client: runner/cgroup sets the runner's own cgroup limits with
+// containerd's cgroups library, which brings containerd's logger, moby's
+// user-namespace check and Docker's size parser.
+var cgroupLibrary = Patterns{
+	"github.com/containerd/cgroups/v3/...",
+	"github.com/containerd/log",
+	"github.com/moby/sys/userns",
+	"github.com/docker/go-units",
+}
