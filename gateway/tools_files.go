@@ -16,15 +16,15 @@ type readFileArgs struct {
 	StartLine int    `json:"start_line,omitempty" jsonschema:"First line to read (1-based); use instead of offset/limit."`
 	EndLine   int    `json:"end_line,omitempty" jsonschema:"Last line to read (inclusive; default: end of file)."`
 	Encoding  string `json:"encoding,omitempty" jsonschema:"text (default) or base64. Binary content is returned base64 either way."`
-	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	sandboxArg
 }
 
 type writeFileArgs struct {
-	Path      string `json:"path" jsonschema:"File to write; parent directories are created."`
-	Content   string `json:"content" jsonschema:"The whole new content."`
-	Encoding  string `json:"encoding,omitempty" jsonschema:"text (default) or base64 for binary content."`
-	Mode      string `json:"mode,omitempty" jsonschema:"Octal permission bits, e.g. 0755 (default: keep the existing mode, 0644 for new files)."`
-	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	Path     string `json:"path" jsonschema:"File to write; parent directories are created."`
+	Content  string `json:"content" jsonschema:"The whole new content."`
+	Encoding string `json:"encoding,omitempty" jsonschema:"text (default) or base64 for binary content."`
+	Mode     string `json:"mode,omitempty" jsonschema:"Octal permission bits, e.g. 0755 (default: keep the existing mode, 0644 for new files)."`
+	sandboxArg
 }
 
 type editFileArgs struct {
@@ -36,28 +36,28 @@ type editFileArgs struct {
 	Text       string `json:"text,omitempty" jsonschema:"Lines to insert at insert_line."`
 	StartLine  int    `json:"start_line,omitempty" jsonschema:"First line to delete (1-based), with end_line."`
 	EndLine    int    `json:"end_line,omitempty" jsonschema:"Last line to delete (inclusive)."`
-	SandboxID  string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	sandboxArg
 }
 
 type listDirectoryArgs struct {
-	Path      string `json:"path,omitempty" jsonschema:"Directory to list (default /workspace)."`
-	Depth     int    `json:"depth,omitempty" jsonschema:"How many levels to descend (default 1)."`
-	Hidden    bool   `json:"hidden,omitempty" jsonschema:"Include entries whose name starts with a dot."`
-	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	Path   string `json:"path,omitempty" jsonschema:"Directory to list (default /workspace)."`
+	Depth  int    `json:"depth,omitempty" jsonschema:"How many levels to descend (default 1)."`
+	Hidden bool   `json:"hidden,omitempty" jsonschema:"Include entries whose name starts with a dot."`
+	sandboxArg
 }
 
 type fileInfoArgs struct {
-	Path      string `json:"path" jsonschema:"File or directory to describe."`
-	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	Path string `json:"path" jsonschema:"File or directory to describe."`
+	sandboxArg
 }
 
 type searchFilesArgs struct {
-	Pattern    string `json:"pattern" jsonschema:"Regular expression (RE2 syntax) to search file contents for."`
-	Path       string `json:"path,omitempty" jsonschema:"Directory or file to search (default /workspace)."`
+	Pattern string `json:"pattern" jsonschema:"Regular expression (RE2 syntax) to search file contents for."`
+	searchPathArg
 	Glob       string `json:"glob,omitempty" jsonschema:"Only files whose name matches, e.g. *.py."`
 	MaxResults int    `json:"max_results,omitempty" jsonschema:"Stop after this many matching lines (default 100)."`
 	IgnoreCase bool   `json:"ignore_case,omitempty" jsonschema:"Match case-insensitively."`
-	SandboxID  string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	sandboxArg
 }
 
 func fileTools() []toolDef {

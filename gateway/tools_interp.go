@@ -42,8 +42,8 @@ type interpOutput struct {
 }
 
 type interpRestartArgs struct {
-	Language  string `json:"language,omitempty" jsonschema:"The interpreter to restart: python (the default and only one)."`
-	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	Language string `json:"language,omitempty" jsonschema:"The interpreter to restart: python (the default and only one)."`
+	sandboxArg
 }
 
 func interpRestartTool() toolDef {

@@ -11,22 +11,22 @@ import (
 )
 
 type makeDirectoryArgs struct {
-	Path      string `json:"path" jsonschema:"Directory to create, with its parents."`
-	Mode      string `json:"mode,omitempty" jsonschema:"Octal permission bits (default 0755)."`
-	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	Path string `json:"path" jsonschema:"Directory to create, with its parents."`
+	Mode string `json:"mode,omitempty" jsonschema:"Octal permission bits (default 0755)."`
+	sandboxArg
 }
 
 type movePathArgs struct {
 	From      string `json:"from" jsonschema:"File or directory to move."`
 	To        string `json:"to" jsonschema:"New path; its parent directories are created."`
 	Overwrite bool   `json:"overwrite,omitempty" jsonschema:"Replace an existing destination."`
-	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	sandboxArg
 }
 
 type removePathArgs struct {
 	Path      string `json:"path" jsonschema:"File or directory to remove."`
 	Recursive bool   `json:"recursive,omitempty" jsonschema:"Remove a non-empty directory and everything in it."`
-	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	sandboxArg
 }
 
 func pathTools() []toolDef {

@@ -12,19 +12,19 @@ import (
 )
 
 type processListArgs struct {
-	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	sandboxArg
 }
 
 type processOutputArgs struct {
 	ProcessID string `json:"process_id" jsonschema:"Background process id from run_shell with background."`
 	Offset    int64  `json:"offset,omitempty" jsonschema:"Read output from this position (pass the previous next_offset to read only new output)."`
-	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	sandboxArg
 }
 
 type processKillArgs struct {
-	ProcessID string `json:"process_id" jsonschema:"Background process id."`
-	Signal    string `json:"signal,omitempty" jsonschema:"Signal name or number, e.g. SIGTERM (default), SIGINT, SIGKILL, 9."`
-	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	processIDArg
+	Signal string `json:"signal,omitempty" jsonschema:"Signal name or number, e.g. SIGTERM (default), SIGINT, SIGKILL, 9."`
+	sandboxArg
 }
 
 // processOutputResult is process_output's structuredContent: the
@@ -119,10 +119,10 @@ func runProcessKill(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
 }
 
 type processInputArgs struct {
-	ProcessID string `json:"process_id" jsonschema:"Background process id."`
-	Data      string `json:"data,omitempty" jsonschema:"Text to write to the process's standard input."`
-	Close     bool   `json:"close,omitempty" jsonschema:"Close standard input after writing (sends end-of-file)."`
-	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	processIDArg
+	Data  string `json:"data,omitempty" jsonschema:"Text to write to the process's standard input."`
+	Close bool   `json:"close,omitempty" jsonschema:"Close standard input after writing (sends end-of-file)."`
+	sandboxArg
 }
 
 func processInputTool() toolDef {
