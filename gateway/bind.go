@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // A tool's arguments are bound to its argument struct, from which mcp-go
@@ -22,7 +24,18 @@ import (
 // to allocate (encoding/json cannot, for an unexported type); an embedded
 // non-struct; and two fields with one JSON name, where encoding/json's
 // depth rule and the generator's last-one-wins disagree. Such a struct
-// is a programming error; bind reports it on the tool's first call.
+// is a programming error, which argsSchema makes a start-up panic.
+
+// argsSchema is mcp.WithInputSchema for a tool whose arguments bind to
+// T, which it first checks the binder reads as the generator does. Tools
+// are built at start-up, so a struct argFields refuses stops the gateway
+// there instead of failing every call of the tool.
+func argsSchema[T any]() mcp.ToolOption {
+	if _, err := argFields(reflect.TypeFor[T]()); err != nil {
+		panic("gateway: " + err.Error())
+	}
+	return mcp.WithInputSchema[T]()
+}
 
 // bindArgs fills the struct *v from decoded JSON arguments as
 // json.Unmarshal would from their text. String members, which carry the

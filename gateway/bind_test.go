@@ -202,3 +202,17 @@ func TestSchemaSandboxIDDescription(t *testing.T) {
 		t.Errorf("custom tool schema %s lacks the generated description %q", custom, want)
 	}
 }
+
+// TestSchemaRefusesAtStartUp checks that a tool built from a refused
+// argument struct stops the gateway when the tools are built.
+func TestSchemaRefusesAtStartUp(t *testing.T) {
+	t.Parallel()
+	defer func() {
+		got, _ := recover().(string)
+		want := `gateway: argument struct gateway.embedNamed: embedded field cwdArg has the JSON name "where"`
+		if !strings.HasPrefix(got, want) {
+			t.Errorf("argsSchema[embedNamed] panicked with %q, want %q...", got, want)
+		}
+	}()
+	mcp.NewTool("t", argsSchema[embedNamed]())
+}

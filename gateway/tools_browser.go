@@ -106,7 +106,7 @@ const browserNote = " Needs a sandbox with a browser (sandbox_create {image: \"s
 // browserTool builds one browser tool; hints are read-only and destructive.
 func browserTool[A any](name, desc string, readOnly, destructive bool, summary func(map[string]any) map[string]string,
 	req func(A) protocol.BrowserRequest, text func(protocol.BrowserResult) string) toolDef {
-	opts := []mcp.ToolOption{mcp.WithInputSchema[A](), mcp.WithDescription(desc + browserNote),
+	opts := []mcp.ToolOption{argsSchema[A](), mcp.WithDescription(desc + browserNote),
 		mcp.WithReadOnlyHintAnnotation(readOnly), mcp.WithDestructiveHintAnnotation(destructive)}
 	return toolDef{category: catBrowser, needsBox: true, summary: summary, tool: mcp.NewTool(name, opts...),
 		run: func(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
@@ -167,7 +167,7 @@ func browserTools() []toolDef {
 				return protocol.BrowserRequest{Action: protocol.BrowserWaitFor, WaitText: a.Text, WaitSelector: a.Selector, WaitMs: millis(a.Time)}
 			}, pageText),
 		{category: catBrowser, needsBox: true, summary: target, run: runBrowserScreenshot,
-			tool: mcp.NewTool("browser_screenshot", mcp.WithInputSchema[browserScreenshotArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
+			tool: mcp.NewTool("browser_screenshot", argsSchema[browserScreenshotArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
 				mcp.WithDescription("Take a PNG screenshot of the viewport, the full page, or one element (ref or selector); returned as an image."+browserNote))},
 		browserTool("browser_evaluate", "Run JavaScript in the page and return its result as JSON (the text content is the JSON).", false, true, summarize("expression"),
 			func(a browserEvaluateArgs) protocol.BrowserRequest {

@@ -50,7 +50,7 @@ func browserNetTools() []toolDef {
 // be wrong in ways the schema does not say.
 func browserToolE[A any](name, desc string, readOnly, destructive bool, summary func(map[string]any) map[string]string,
 	req func(A) (protocol.BrowserRequest, error), text func(protocol.BrowserResult) string) toolDef {
-	opts := []mcp.ToolOption{mcp.WithInputSchema[A](), mcp.WithDescription(desc + browserNote),
+	opts := []mcp.ToolOption{argsSchema[A](), mcp.WithDescription(desc + browserNote),
 		mcp.WithReadOnlyHintAnnotation(readOnly), mcp.WithDestructiveHintAnnotation(destructive)}
 	return toolDef{category: catBrowser, needsBox: true, summary: summary, tool: mcp.NewTool(name, opts...),
 		run: func(ctx context.Context, c *call) (*mcp.CallToolResult, error) {

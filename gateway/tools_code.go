@@ -22,7 +22,7 @@ type runCodeArgs struct {
 func codeTools() []toolDef {
 	return []toolDef{
 		{category: catCode, needsBox: true, summary: summarize("language"), run: runCode,
-			tool: mcp.NewTool("run_code", mcp.WithInputSchema[runCodeArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
+			tool: mcp.NewTool("run_code", argsSchema[runCodeArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
 				mcp.WithDescription("Run a snippet of python, node or bash in the sandbox, with the same streaming, limits and result as run_shell. With stateful (python only) the snippet runs in the sandbox's long-lived interpreter instead: state persists between calls, the value of a final expression is returned as result, matplotlib figures as PNG images, an exception as a traceback (isError); interpreter_restart clears the state."))},
 		interpRestartTool(),
 	}

@@ -44,7 +44,7 @@ type execOutput struct {
 func execTools() []toolDef {
 	return append([]toolDef{
 		{category: catExec, needsBox: true, summary: summarize("command", "cwd"), run: runShell,
-			tool: mcp.NewTool("run_shell", mcp.WithInputSchema[runShellArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
+			tool: mcp.NewTool("run_shell", argsSchema[runShellArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
 				mcp.WithDescription("Run a shell command in the sandbox (network only through its egress proxy, to what its allowlist allows). Output streams as progress/log notifications while it runs; the result carries exit code, capped stdout/stderr (1 MiB each), duration, CPU time and memory peak. isError is set when the command exits non-zero, times out, is killed or runs out of memory. When the command exits, everything it started is killed; use background for servers."))},
 	}, processTools()...)
 }

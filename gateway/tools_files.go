@@ -63,22 +63,22 @@ type searchFilesArgs struct {
 func fileTools() []toolDef {
 	return []toolDef{
 		{category: catFiles, needsBox: true, summary: summarize("path", "encoding"), run: runReadFile,
-			tool: mcp.NewTool("read_file", mcp.WithInputSchema[readFileArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
+			tool: mcp.NewTool("read_file", argsSchema[readFileArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
 				mcp.WithDescription("Read a file in the sandbox. The text content is the file's text (base64 when encoding is base64 or the file is binary). Read part of a large file with offset/limit (bytes) or start_line/end_line. Files above 10 MiB must be read in ranges."))},
 		{category: catFiles, needsBox: true, summary: summarize("path", "encoding", "mode"), run: runWriteFile,
-			tool: mcp.NewTool("write_file", mcp.WithInputSchema[writeFileArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true), mcp.WithIdempotentHintAnnotation(true),
+			tool: mcp.NewTool("write_file", argsSchema[writeFileArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true), mcp.WithIdempotentHintAnnotation(true),
 				mcp.WithDescription("Create or replace a file in the sandbox atomically, creating parent directories."))},
 		{category: catFiles, needsBox: true, summary: summarize("path"), run: runEditFile,
-			tool: mcp.NewTool("edit_file", mcp.WithInputSchema[editFileArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
+			tool: mcp.NewTool("edit_file", argsSchema[editFileArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
 				mcp.WithDescription("Edit a file in one of three ways: replace old_string with new_string (old_string must match exactly once unless replace_all); insert text before insert_line; or delete start_line..end_line."))},
 		{category: catFiles, needsBox: true, summary: summarize("path"), run: runListDirectory,
-			tool: mcp.NewTool("list_directory", mcp.WithInputSchema[listDirectoryArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
+			tool: mcp.NewTool("list_directory", argsSchema[listDirectoryArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
 				mcp.WithDescription("List a directory in the sandbox with sizes and types, optionally recursively (depth) and including hidden entries."))},
 		{category: catFiles, needsBox: true, summary: summarize("path"), run: runFileInfo,
-			tool: mcp.NewTool("file_info", mcp.WithInputSchema[fileInfoArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
+			tool: mcp.NewTool("file_info", argsSchema[fileInfoArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
 				mcp.WithDescription("Describe a file or directory: type, size, permissions, modification time, symlink target."))},
 		{category: catFiles, needsBox: true, summary: summarize("pattern", "path", "glob"), run: runSearchFiles,
-			tool: mcp.NewTool("search_files", mcp.WithInputSchema[searchFilesArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
+			tool: mcp.NewTool("search_files", argsSchema[searchFilesArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
 				mcp.WithDescription("Search file contents in the sandbox with a regular expression; returns matching lines with file and line number. Binary files, hidden directories and files above 10 MiB are skipped."))},
 	}
 }

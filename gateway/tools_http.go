@@ -41,7 +41,7 @@ type httpResponse struct {
 func networkTools() []toolDef {
 	return []toolDef{
 		{category: catNetwork, needsBox: true, summary: summarize("method", "url"), run: runHTTPRequest,
-			tool: mcp.NewTool("http_request", mcp.WithInputSchema[httpRequestArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(false),
+			tool: mcp.NewTool("http_request", argsSchema[httpRequestArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(false),
 				mcp.WithDescription("Make an HTTP request from inside the sandbox, through its egress proxy: only hosts on the sandbox's network allowlist are reachable. The text content is the response body (base64 when binary); structuredContent has the status, headers and sizes."))},
 	}
 }

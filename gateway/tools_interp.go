@@ -48,7 +48,7 @@ type interpRestartArgs struct {
 
 func interpRestartTool() toolDef {
 	return toolDef{category: catCode, needsBox: true, summary: summarize("language"), run: runInterpRestart,
-		tool: mcp.NewTool("interpreter_restart", mcp.WithInputSchema[interpRestartArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
+		tool: mcp.NewTool("interpreter_restart", argsSchema[interpRestartArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
 			mcp.WithDescription("Restart the sandbox's stateful python interpreter (run_code with stateful): every variable, import and definition is gone afterwards. A running cell is waited for first."))}
 }
 

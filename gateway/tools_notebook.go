@@ -68,7 +68,7 @@ type notebookOutput struct {
 
 func notebookTools() []toolDef {
 	return []toolDef{{category: catCode, needsBox: true, summary: summarize("path", "on_error"), run: runNotebook,
-		tool: mcp.NewTool("run_notebook", mcp.WithInputSchema[runNotebookArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
+		tool: mcp.NewTool("run_notebook", argsSchema[runNotebookArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
 			mcp.WithDescription("Run a Jupyter notebook (.ipynb, nbformat 4, python) in the sandbox's stateful interpreter, code cell by code cell, write the outputs (streams, results, matplotlib figures as PNG, errors) and execution counts back into the file, and return a summary. Markdown cells are skipped; everything else in the file is kept. A progress notification follows each cell. isError is set when a cell fails."))}}
 }
 

@@ -32,13 +32,13 @@ type removePathArgs struct {
 func pathTools() []toolDef {
 	return []toolDef{
 		{category: catFiles, needsBox: true, summary: summarize("path", "mode"), run: runMakeDirectory,
-			tool: mcp.NewTool("make_directory", mcp.WithInputSchema[makeDirectoryArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(false), mcp.WithIdempotentHintAnnotation(true),
+			tool: mcp.NewTool("make_directory", argsSchema[makeDirectoryArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(false), mcp.WithIdempotentHintAnnotation(true),
 				mcp.WithDescription("Create a directory and any missing parents in the sandbox."))},
 		{category: catFiles, needsBox: true, summary: summarize("from", "to"), run: runMovePath,
-			tool: mcp.NewTool("move_path", mcp.WithInputSchema[movePathArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
+			tool: mcp.NewTool("move_path", argsSchema[movePathArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
 				mcp.WithDescription("Move or rename a file or directory in the sandbox. An existing destination is an error unless overwrite."))},
 		{category: catFiles, needsBox: true, summary: summarize("path"), run: runRemovePath,
-			tool: mcp.NewTool("remove_path", mcp.WithInputSchema[removePathArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
+			tool: mcp.NewTool("remove_path", argsSchema[removePathArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
 				mcp.WithDescription("Remove a file or empty directory in the sandbox; recursive removes a whole tree. The workspace root itself cannot be removed."))},
 	}
 }

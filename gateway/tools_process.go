@@ -42,13 +42,13 @@ type processOutputResult struct {
 func processTools() []toolDef {
 	return []toolDef{
 		{category: catExec, needsBox: true, summary: summarize(), run: runProcessList,
-			tool: mcp.NewTool("process_list", mcp.WithInputSchema[processListArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
+			tool: mcp.NewTool("process_list", argsSchema[processListArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
 				mcp.WithDescription("List the sandbox's background processes, running and exited, with exit status."))},
 		{category: catExec, needsBox: true, summary: summarize("process_id"), run: runProcessOutput,
-			tool: mcp.NewTool("process_output", mcp.WithInputSchema[processOutputArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
+			tool: mcp.NewTool("process_output", argsSchema[processOutputArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
 				mcp.WithDescription("Read a background process's output (stdout and stderr) from an offset; returns next_offset to continue from, and the process's status."))},
 		{category: catExec, needsBox: true, summary: summarize("process_id", "signal"), run: runProcessKill,
-			tool: mcp.NewTool("process_kill", mcp.WithInputSchema[processKillArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
+			tool: mcp.NewTool("process_kill", argsSchema[processKillArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
 				mcp.WithDescription("Send a signal (default SIGTERM) to a background process and everything it started."))},
 		processInputTool(),
 	}
@@ -127,7 +127,7 @@ type processInputArgs struct {
 
 func processInputTool() toolDef {
 	return toolDef{category: catExec, needsBox: true, summary: summarize("process_id"), run: runProcessInput,
-		tool: mcp.NewTool("process_input", mcp.WithInputSchema[processInputArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(false),
+		tool: mcp.NewTool("process_input", argsSchema[processInputArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(false),
 			mcp.WithDescription("Write to a background process's standard input, optionally closing it afterwards."))}
 }
 
