@@ -2,13 +2,40 @@ package gateway
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// A tool's arguments, decoded once at the edge (toolcall.go), are bound
-// to the tool's argument struct here.
+// A tool's arguments are bound to its argument struct, from which mcp-go
+// (with google/jsonschema-go) also generates the tool's input schema, and
+// the validator checks calls against that schema. Binder and generator
+// must therefore read a struct alike: both promote the fields of an
+// embedded struct as encoding/json does (args.go shares arguments so).
+// Where encoding/json and the generator would part ways, argFields
+// refuses the struct: an embedded field with a JSON name or "-", which
+// encoding/json reads as one object member or ignores but the generator
+// flattens all the same; an embedded pointer, which the binder would have
+// to allocate (encoding/json cannot, for an unexported type); an embedded
+// non-struct; and two fields with one JSON name, where encoding/json's
+// depth rule and the generator's last-one-wins disagree. Such a struct
+// is a programming error, which argsSchema makes a start-up panic.
+
+// argsSchema is mcp.WithInputSchema for a tool whose arguments bind to
+// T, which it first checks the binder reads as the generator does. Tools
+// are built at start-up, so a struct argFields refuses stops the gateway
+// there instead of failing every call of the tool.
+func argsSchema[T any]() mcp.ToolOption {
+	if _, err := argFields(reflect.TypeFor[T]()); err != nil {
+		panic("gateway: " + err.Error())
+	}
+	return mcp.WithInputSchema[T]()
+}
 
 // bindArgs fills the struct *v from decoded JSON arguments as
 // json.Unmarshal would from their text. String members, which carry the
@@ -17,16 +44,19 @@ import (
 // at a time.
 func bindArgs(args map[string]any, v any) error {
 	rv := reflect.ValueOf(v).Elem()
-	fields := argFields(rv.Type())
+	fields, err := argFields(rv.Type())
+	if err != nil {
+		return err
+	}
 	// Case-insensitive matches first, so that an exact one, set after,
 	// wins when both are present.
 	for _, exact := range []bool{false, true} {
 		for key, val := range args {
-			i, ok := fields.byName(key)
+			index, ok := fields.byName(key)
 			if _, isExact := fields[key]; !ok || isExact != exact {
 				continue // unknown members are ignored, as json.Unmarshal does
 			}
-			if err := setField(rv.Field(i), val); err != nil {
+			if err := setField(rv.FieldByIndex(index), val); err != nil {
 				return fmt.Errorf("%s: %w", key, err)
 			}
 		}
@@ -46,40 +76,95 @@ func setField(f reflect.Value, val any) error {
 	return json.Unmarshal(raw, f.Addr().Interface())
 }
 
-// fieldIndex maps JSON member names to struct field indexes.
-type fieldIndex map[string]int
+// fieldIndex maps JSON member names to struct field index paths, as
+// reflect.Value.FieldByIndex takes them (longer than one for a field
+// promoted from an embedded struct).
+type fieldIndex map[string][]int
 
 // byName finds a member as encoding/json does: the exact name first, then
 // any case-insensitive match.
-func (fi fieldIndex) byName(key string) (int, bool) {
-	if i, ok := fi[key]; ok {
-		return i, true
+func (fi fieldIndex) byName(key string) ([]int, bool) {
+	if index, ok := fi[key]; ok {
+		return index, true
 	}
-	for name, i := range fi {
+	for name, index := range fi {
 		if strings.EqualFold(name, key) {
-			return i, true
+			return index, true
 		}
 	}
-	return 0, false
+	return nil, false
 }
 
-// argFields lists t's exported fields by their JSON names. The argument
-// structs are flat (no embedded structs, which this does not follow).
-func argFields(t reflect.Type) fieldIndex {
+// argLayouts caches argFields by type: a struct's layout never changes.
+var argLayouts sync.Map // reflect.Type → argLayout
+
+type argLayout struct {
+	fields fieldIndex
+	err    error
+}
+
+// argFields lists the JSON members of the argument struct t, embedded
+// structs' fields promoted, or says why t cannot be an argument struct.
+func argFields(t reflect.Type) (fieldIndex, error) {
+	if l, ok := argLayouts.Load(t); ok {
+		return l.(argLayout).fields, l.(argLayout).err
+	}
 	fi := fieldIndex{}
+	var err error
+	if t.Kind() != reflect.Struct {
+		err = errors.New("not a struct")
+	} else {
+		err = addArgFields(fi, t, nil)
+	}
+	if err != nil {
+		fi, err = nil, fmt.Errorf("argument struct %s: %w", t, err)
+	}
+	argLayouts.Store(t, argLayout{fi, err})
+	return fi, err
+}
+
+// addArgFields adds the fields of struct t, found at index path at, to fi.
+func addArgFields(fi fieldIndex, t reflect.Type, at []int) error {
 	for i := range t.NumField() {
 		f := t.Field(i)
-		if !f.IsExported() {
+		index := append(slices.Clip(at), i)
+		tag := f.Tag.Get("json")
+		name, _, _ := strings.Cut(tag, ",")
+		if f.Anonymous {
+			if err := embeddable(f, tag, name); err != nil {
+				return err
+			}
+			if err := addArgFields(fi, f.Type, index); err != nil {
+				return err
+			}
 			continue
 		}
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		switch name {
-		case "-":
+		if !f.IsExported() || tag == "-" {
 			continue
-		case "":
+		}
+		if name == "" {
 			name = f.Name
 		}
-		fi[name] = i
+		if _, dup := fi[name]; dup {
+			return fmt.Errorf("two fields have the JSON name %q", name)
+		}
+		fi[name] = index
 	}
-	return fi
+	return nil
+}
+
+// embeddable says why the embedded field f cannot be flattened alike by
+// encoding/json, the schema generator and the binder, or returns nil.
+func embeddable(f reflect.StructField, tag, name string) error {
+	switch {
+	case f.Type.Kind() == reflect.Pointer:
+		return fmt.Errorf("embedded field %s is a pointer: embed the struct itself", f.Name)
+	case f.Type.Kind() != reflect.Struct:
+		return fmt.Errorf("embedded field %s is not a struct: give it a field name", f.Name)
+	case tag == "-":
+		return fmt.Errorf(`embedded field %s is tagged json:"-", which the schema generator does not honour: remove it or the tag`, f.Name)
+	case name != "":
+		return fmt.Errorf("embedded field %s has the JSON name %q, which the schema generator does not honour: give it a field name or drop the JSON name", f.Name, name)
+	}
+	return nil
 }

@@ -17,7 +17,7 @@ type auditLogArgs struct {
 func auditTools() []toolDef {
 	return []toolDef{
 		{category: catAudit, summary: summarize(), run: runAuditLog,
-			tool: mcp.NewTool("audit_log", mcp.WithInputSchema[auditLogArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
+			tool: mcp.NewTool("audit_log", argsSchema[auditLogArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
 				mcp.WithDescription("Return your own most recent audit records: sessions, sandboxes and tool calls with outcome, exit code, duration and resource use. Records of other principals are never shown."))},
 	}
 }

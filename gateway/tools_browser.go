@@ -20,26 +20,24 @@ const browserTimeout = 30 * time.Second
 var errNoBrowser = errors.New(`this sandbox's image has no browser; create one with sandbox_create {image: "sandgate/browser:latest"}`)
 
 type browserNoArgs struct {
-	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	sandboxArg
 }
 
 type browserNavigateArgs struct {
-	URL       string `json:"url" jsonschema:"Absolute URL: http://127.0.0.1:PORT/... for a server running inside the sandbox, file:///workspace/..., or data:. The sandbox has no network."`
-	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	URL string `json:"url" jsonschema:"Absolute URL: http://127.0.0.1:PORT/... for a server running inside the sandbox, file:///workspace/..., or data:. The sandbox has no network."`
+	sandboxArg
 }
 
 type browserTargetArgs struct {
-	Ref       string `json:"ref,omitempty" jsonschema:"Element ref from the latest browser_snapshot, e.g. e12."`
-	Selector  string `json:"selector,omitempty" jsonschema:"CSS selector (or XPath starting with / or xpath=) instead of ref."`
-	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	elementArg
+	sandboxArg
 }
 
 type browserTypeArgs struct {
-	Ref       string `json:"ref,omitempty" jsonschema:"Element ref from the latest browser_snapshot, e.g. e12."`
-	Selector  string `json:"selector,omitempty" jsonschema:"CSS selector (or XPath starting with / or xpath=) instead of ref."`
-	Text      string `json:"text" jsonschema:"Text that replaces the field's content."`
-	Submit    bool   `json:"submit,omitempty" jsonschema:"Press Enter afterwards (submits most forms)."`
-	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	elementArg
+	Text   string `json:"text" jsonschema:"Text that replaces the field's content."`
+	Submit bool   `json:"submit,omitempty" jsonschema:"Press Enter afterwards (submits most forms)."`
+	sandboxArg
 }
 
 type browserField struct {
@@ -49,58 +47,58 @@ type browserField struct {
 }
 
 type browserFillFormArgs struct {
-	Fields    []browserField `json:"fields" jsonschema:"The fields to fill, in order."`
-	SandboxID string         `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	Fields []browserField `json:"fields" jsonschema:"The fields to fill, in order."`
+	sandboxArg
 }
 
 type browserSelectOptionArgs struct {
-	Ref       string   `json:"ref,omitempty" jsonschema:"Ref of a <select> from the latest browser_snapshot."`
-	Selector  string   `json:"selector,omitempty" jsonschema:"CSS selector instead of ref."`
-	Values    []string `json:"values" jsonschema:"Values or labels of the options to select (several for a multiple select)."`
-	SandboxID string   `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	Ref      string   `json:"ref,omitempty" jsonschema:"Ref of a <select> from the latest browser_snapshot."`
+	Selector string   `json:"selector,omitempty" jsonschema:"CSS selector instead of ref."`
+	Values   []string `json:"values" jsonschema:"Values or labels of the options to select (several for a multiple select)."`
+	sandboxArg
 }
 
 type browserPressKeyArgs struct {
-	Key       string `json:"key" jsonschema:"Key name (Enter, Tab, Escape, Backspace, ArrowDown, PageDown, F5...) or one character, with modifiers like Control+a or Shift+Tab."`
-	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	Key string `json:"key" jsonschema:"Key name (Enter, Tab, Escape, Backspace, ArrowDown, PageDown, F5...) or one character, with modifiers like Control+a or Shift+Tab."`
+	sandboxArg
 }
 
 type browserWaitForArgs struct {
-	Text      string  `json:"text,omitempty" jsonschema:"Wait until this text is on the page."`
-	Selector  string  `json:"selector,omitempty" jsonschema:"Wait until an element matches this CSS selector."`
-	Time      float64 `json:"time,omitempty" jsonschema:"Wait this many seconds (first, if text or selector are given too)."`
-	SandboxID string  `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	Text     string  `json:"text,omitempty" jsonschema:"Wait until this text is on the page."`
+	Selector string  `json:"selector,omitempty" jsonschema:"Wait until an element matches this CSS selector."`
+	Time     float64 `json:"time,omitempty" jsonschema:"Wait this many seconds (first, if text or selector are given too)."`
+	sandboxArg
 }
 
 type browserScreenshotArgs struct {
-	FullPage  bool   `json:"full_page,omitempty" jsonschema:"Capture the whole scrollable page instead of the viewport."`
-	Ref       string `json:"ref,omitempty" jsonschema:"Capture only this element (ref from browser_snapshot)."`
-	Selector  string `json:"selector,omitempty" jsonschema:"Capture only the element matching this CSS selector."`
-	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	FullPage bool   `json:"full_page,omitempty" jsonschema:"Capture the whole scrollable page instead of the viewport."`
+	Ref      string `json:"ref,omitempty" jsonschema:"Capture only this element (ref from browser_snapshot)."`
+	Selector string `json:"selector,omitempty" jsonschema:"Capture only the element matching this CSS selector."`
+	sandboxArg
 }
 
 type browserEvaluateArgs struct {
 	Expression string `json:"expression" jsonschema:"JavaScript run in the page: an expression (document.title), a function (() => ...), or a function body with return; promises are awaited."`
-	SandboxID  string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	sandboxArg
 }
 
 type browserTabsArgs struct {
-	Action    string `json:"action" jsonschema:"list, open, select or close."`
-	Index     *int   `json:"index,omitempty" jsonschema:"Tab index (0-based) for select and close."`
-	URL       string `json:"url,omitempty" jsonschema:"For open: the URL to load in the new tab."`
-	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	Action string `json:"action" jsonschema:"list, open, select or close."`
+	Index  *int   `json:"index,omitempty" jsonschema:"Tab index (0-based) for select and close."`
+	URL    string `json:"url,omitempty" jsonschema:"For open: the URL to load in the new tab."`
+	sandboxArg
 }
 
 type browserResizeArgs struct {
-	Width     int    `json:"width,omitempty" jsonschema:"Viewport width in CSS pixels (100-4096)."`
-	Height    int    `json:"height,omitempty" jsonschema:"Viewport height in CSS pixels (100-4096)."`
-	Device    string `json:"device,omitempty" jsonschema:"Preset: mobile (390x844, scale 3, iPhone, touch), tablet (820x1180, scale 2, iPad, touch), desktop (1280x800), or a named device such as iphone-15, pixel-8, ipad or desktop-hd, with that device's viewport, scale, mobile layout, touch and user agent. An unknown name gets an error listing every preset."`
-	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	Width  int    `json:"width,omitempty" jsonschema:"Viewport width in CSS pixels (100-4096)."`
+	Height int    `json:"height,omitempty" jsonschema:"Viewport height in CSS pixels (100-4096)."`
+	Device string `json:"device,omitempty" jsonschema:"Preset: mobile (390x844, scale 3, iPhone, touch), tablet (820x1180, scale 2, iPad, touch), desktop (1280x800), or a named device such as iphone-15, pixel-8, ipad or desktop-hd, with that device's viewport, scale, mobile layout, touch and user agent. An unknown name gets an error listing every preset."`
+	sandboxArg
 }
 
 type browserPDFArgs struct {
-	Path      string `json:"path" jsonschema:"Where to save the PDF; relative paths resolve against /workspace."`
-	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	Path string `json:"path" jsonschema:"Where to save the PDF; relative paths resolve against /workspace."`
+	sandboxArg
 }
 
 const browserNote = " Needs a sandbox with a browser (sandbox_create {image: \"sandgate/browser:latest\"}); Chromium starts on the first browser call."
@@ -108,7 +106,7 @@ const browserNote = " Needs a sandbox with a browser (sandbox_create {image: \"s
 // browserTool builds one browser tool; hints are read-only and destructive.
 func browserTool[A any](name, desc string, readOnly, destructive bool, summary func(map[string]any) map[string]string,
 	req func(A) protocol.BrowserRequest, text func(protocol.BrowserResult) string) toolDef {
-	opts := []mcp.ToolOption{mcp.WithInputSchema[A](), mcp.WithDescription(desc + browserNote),
+	opts := []mcp.ToolOption{argsSchema[A](), mcp.WithDescription(desc + browserNote),
 		mcp.WithReadOnlyHintAnnotation(readOnly), mcp.WithDestructiveHintAnnotation(destructive)}
 	return toolDef{category: catBrowser, needsBox: true, summary: summary, tool: mcp.NewTool(name, opts...),
 		run: func(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
@@ -169,7 +167,7 @@ func browserTools() []toolDef {
 				return protocol.BrowserRequest{Action: protocol.BrowserWaitFor, WaitText: a.Text, WaitSelector: a.Selector, WaitMs: millis(a.Time)}
 			}, pageText),
 		{category: catBrowser, needsBox: true, summary: target, run: runBrowserScreenshot,
-			tool: mcp.NewTool("browser_screenshot", mcp.WithInputSchema[browserScreenshotArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
+			tool: mcp.NewTool("browser_screenshot", argsSchema[browserScreenshotArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
 				mcp.WithDescription("Take a PNG screenshot of the viewport, the full page, or one element (ref or selector); returned as an image."+browserNote))},
 		browserTool("browser_evaluate", "Run JavaScript in the page and return its result as JSON (the text content is the JSON).", false, true, summarize("expression"),
 			func(a browserEvaluateArgs) protocol.BrowserRequest {

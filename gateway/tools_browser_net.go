@@ -21,12 +21,12 @@ type browserRouteArgs struct {
 	Body         string            `json:"body,omitempty" jsonschema:"Response body (at most 1 MiB)."`
 	BodyEncoding string            `json:"body_encoding,omitempty" jsonschema:"text (the default) or base64."`
 	ID           string            `json:"id,omitempty" jsonschema:"For remove: the route's id (r1, r2...), as list shows."`
-	SandboxID    string            `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	sandboxArg
 }
 
 type browserRecordStartArgs struct {
-	Path      string `json:"path,omitempty" jsonschema:"Where browser_record_stop saves the HAR file; relative paths resolve against /workspace (default recordings/browser-<time>.har)."`
-	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	Path string `json:"path,omitempty" jsonschema:"Where browser_record_stop saves the HAR file; relative paths resolve against /workspace (default recordings/browser-<time>.har)."`
+	sandboxArg
 }
 
 // browserNetTools are the tools that intercept and record the browser's
@@ -50,7 +50,7 @@ func browserNetTools() []toolDef {
 // be wrong in ways the schema does not say.
 func browserToolE[A any](name, desc string, readOnly, destructive bool, summary func(map[string]any) map[string]string,
 	req func(A) (protocol.BrowserRequest, error), text func(protocol.BrowserResult) string) toolDef {
-	opts := []mcp.ToolOption{mcp.WithInputSchema[A](), mcp.WithDescription(desc + browserNote),
+	opts := []mcp.ToolOption{argsSchema[A](), mcp.WithDescription(desc + browserNote),
 		mcp.WithReadOnlyHintAnnotation(readOnly), mcp.WithDestructiveHintAnnotation(destructive)}
 	return toolDef{category: catBrowser, needsBox: true, summary: summary, tool: mcp.NewTool(name, opts...),
 		run: func(ctx context.Context, c *call) (*mcp.CallToolResult, error) {

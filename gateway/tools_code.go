@@ -9,20 +9,20 @@ import (
 )
 
 type runCodeArgs struct {
-	Language  string            `json:"language" jsonschema:"python, node or bash (also accepted: python3, py, javascript, js, nodejs, sh)."`
-	Code      string            `json:"code" jsonschema:"The program to run."`
-	Timeout   float64           `json:"timeout,omitempty" jsonschema:"Seconds before the program and everything it started are killed (default and maximum: the call timeout). With stateful the cell is interrupted (KeyboardInterrupt) instead and the interpreter keeps its state."`
-	Stdin     string            `json:"stdin,omitempty" jsonschema:"Text for standard input."`
-	Env       map[string]string `json:"env,omitempty" jsonschema:"Extra environment variables."`
-	Cwd       string            `json:"cwd,omitempty" jsonschema:"Working directory (default /workspace)."`
-	Stateful  bool              `json:"stateful,omitempty" jsonschema:"Python only: run the code in the sandbox's long-lived interpreter, which keeps variables, imports and definitions between calls like notebook cells. Output comes with the result instead of streaming; stdin, env and cwd do not apply."`
-	SandboxID string            `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	Language string  `json:"language" jsonschema:"python, node or bash (also accepted: python3, py, javascript, js, nodejs, sh)."`
+	Code     string  `json:"code" jsonschema:"The program to run."`
+	Timeout  float64 `json:"timeout,omitempty" jsonschema:"Seconds before the program and everything it started are killed (default and maximum: the call timeout). With stateful the cell is interrupted (KeyboardInterrupt) instead and the interpreter keeps its state."`
+	Stdin    string  `json:"stdin,omitempty" jsonschema:"Text for standard input."`
+	envArg
+	cwdArg
+	Stateful bool `json:"stateful,omitempty" jsonschema:"Python only: run the code in the sandbox's long-lived interpreter, which keeps variables, imports and definitions between calls like notebook cells. Output comes with the result instead of streaming; stdin, env and cwd do not apply."`
+	sandboxArg
 }
 
 func codeTools() []toolDef {
 	return []toolDef{
 		{category: catCode, needsBox: true, summary: summarize("language"), run: runCode,
-			tool: mcp.NewTool("run_code", mcp.WithInputSchema[runCodeArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
+			tool: mcp.NewTool("run_code", argsSchema[runCodeArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
 				mcp.WithDescription("Run a snippet of python, node or bash in the sandbox, with the same streaming, limits and result as run_shell. With stateful (python only) the snippet runs in the sandbox's long-lived interpreter instead: state persists between calls, the value of a final expression is returned as result, matplotlib figures as PNG images, an exception as a traceback (isError); interpreter_restart clears the state."))},
 		interpRestartTool(),
 	}

@@ -77,8 +77,7 @@ func withSandboxID(schema json.RawMessage) (json.RawMessage, error) {
 	if props == nil {
 		props = map[string]any{}
 	}
-	props[sandboxIDArg] = map[string]any{"type": "string",
-		"description": "Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."}
+	props[sandboxIDArg] = map[string]any{"type": "string", "description": sandboxIDDescription}
 	obj["properties"] = props
 	return json.Marshal(obj)
 }

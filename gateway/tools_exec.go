@@ -14,13 +14,13 @@ import (
 )
 
 type runShellArgs struct {
-	Command    string            `json:"command" jsonschema:"Shell command, run by /bin/sh -c."`
-	Cwd        string            `json:"cwd,omitempty" jsonschema:"Working directory (default /workspace)."`
-	Env        map[string]string `json:"env,omitempty" jsonschema:"Extra environment variables."`
-	Stdin      string            `json:"stdin,omitempty" jsonschema:"Text to feed to the command's standard input."`
-	Timeout    float64           `json:"timeout,omitempty" jsonschema:"Seconds before the command and everything it started are killed (default and maximum: the sandbox's call timeout, 60 s unless configured)."`
-	Background bool              `json:"background,omitempty" jsonschema:"Start the command in the background and return a process_id at once; read its output with process_output and stop it with process_kill."`
-	SandboxID  string            `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	Command string `json:"command" jsonschema:"Shell command, run by /bin/sh -c."`
+	cwdArg
+	envArg
+	Stdin      string  `json:"stdin,omitempty" jsonschema:"Text to feed to the command's standard input."`
+	Timeout    float64 `json:"timeout,omitempty" jsonschema:"Seconds before the command and everything it started are killed (default and maximum: the sandbox's call timeout, 60 s unless configured)."`
+	Background bool    `json:"background,omitempty" jsonschema:"Start the command in the background and return a process_id at once; read its output with process_output and stop it with process_kill."`
+	sandboxArg
 }
 
 // execOutput is the structuredContent of run_shell and run_code.
@@ -44,7 +44,7 @@ type execOutput struct {
 func execTools() []toolDef {
 	return append([]toolDef{
 		{category: catExec, needsBox: true, summary: summarize("command", "cwd"), run: runShell,
-			tool: mcp.NewTool("run_shell", mcp.WithInputSchema[runShellArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
+			tool: mcp.NewTool("run_shell", argsSchema[runShellArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
 				mcp.WithDescription("Run a shell command in the sandbox (network only through its egress proxy, to what its allowlist allows). Output streams as progress/log notifications while it runs; the result carries exit code, capped stdout/stderr (1 MiB each), duration, CPU time and memory peak. isError is set when the command exits non-zero, times out, is killed or runs out of memory. When the command exits, everything it started is killed; use background for servers."))},
 	}, processTools()...)
 }

@@ -16,15 +16,15 @@ type readFileArgs struct {
 	StartLine int    `json:"start_line,omitempty" jsonschema:"First line to read (1-based); use instead of offset/limit."`
 	EndLine   int    `json:"end_line,omitempty" jsonschema:"Last line to read (inclusive; default: end of file)."`
 	Encoding  string `json:"encoding,omitempty" jsonschema:"text (default) or base64. Binary content is returned base64 either way."`
-	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	sandboxArg
 }
 
 type writeFileArgs struct {
-	Path      string `json:"path" jsonschema:"File to write; parent directories are created."`
-	Content   string `json:"content" jsonschema:"The whole new content."`
-	Encoding  string `json:"encoding,omitempty" jsonschema:"text (default) or base64 for binary content."`
-	Mode      string `json:"mode,omitempty" jsonschema:"Octal permission bits, e.g. 0755 (default: keep the existing mode, 0644 for new files)."`
-	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	Path     string `json:"path" jsonschema:"File to write; parent directories are created."`
+	Content  string `json:"content" jsonschema:"The whole new content."`
+	Encoding string `json:"encoding,omitempty" jsonschema:"text (default) or base64 for binary content."`
+	Mode     string `json:"mode,omitempty" jsonschema:"Octal permission bits, e.g. 0755 (default: keep the existing mode, 0644 for new files)."`
+	sandboxArg
 }
 
 type editFileArgs struct {
@@ -36,49 +36,49 @@ type editFileArgs struct {
 	Text       string `json:"text,omitempty" jsonschema:"Lines to insert at insert_line."`
 	StartLine  int    `json:"start_line,omitempty" jsonschema:"First line to delete (1-based), with end_line."`
 	EndLine    int    `json:"end_line,omitempty" jsonschema:"Last line to delete (inclusive)."`
-	SandboxID  string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	sandboxArg
 }
 
 type listDirectoryArgs struct {
-	Path      string `json:"path,omitempty" jsonschema:"Directory to list (default /workspace)."`
-	Depth     int    `json:"depth,omitempty" jsonschema:"How many levels to descend (default 1)."`
-	Hidden    bool   `json:"hidden,omitempty" jsonschema:"Include entries whose name starts with a dot."`
-	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	Path   string `json:"path,omitempty" jsonschema:"Directory to list (default /workspace)."`
+	Depth  int    `json:"depth,omitempty" jsonschema:"How many levels to descend (default 1)."`
+	Hidden bool   `json:"hidden,omitempty" jsonschema:"Include entries whose name starts with a dot."`
+	sandboxArg
 }
 
 type fileInfoArgs struct {
-	Path      string `json:"path" jsonschema:"File or directory to describe."`
-	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	Path string `json:"path" jsonschema:"File or directory to describe."`
+	sandboxArg
 }
 
 type searchFilesArgs struct {
-	Pattern    string `json:"pattern" jsonschema:"Regular expression (RE2 syntax) to search file contents for."`
-	Path       string `json:"path,omitempty" jsonschema:"Directory or file to search (default /workspace)."`
+	Pattern string `json:"pattern" jsonschema:"Regular expression (RE2 syntax) to search file contents for."`
+	searchPathArg
 	Glob       string `json:"glob,omitempty" jsonschema:"Only files whose name matches, e.g. *.py."`
 	MaxResults int    `json:"max_results,omitempty" jsonschema:"Stop after this many matching lines (default 100)."`
 	IgnoreCase bool   `json:"ignore_case,omitempty" jsonschema:"Match case-insensitively."`
-	SandboxID  string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	sandboxArg
 }
 
 func fileTools() []toolDef {
 	return []toolDef{
 		{category: catFiles, needsBox: true, summary: summarize("path", "encoding"), run: runReadFile,
-			tool: mcp.NewTool("read_file", mcp.WithInputSchema[readFileArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
+			tool: mcp.NewTool("read_file", argsSchema[readFileArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
 				mcp.WithDescription("Read a file in the sandbox. The text content is the file's text (base64 when encoding is base64 or the file is binary). Read part of a large file with offset/limit (bytes) or start_line/end_line. Files above 10 MiB must be read in ranges."))},
 		{category: catFiles, needsBox: true, summary: summarize("path", "encoding", "mode"), run: runWriteFile,
-			tool: mcp.NewTool("write_file", mcp.WithInputSchema[writeFileArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true), mcp.WithIdempotentHintAnnotation(true),
+			tool: mcp.NewTool("write_file", argsSchema[writeFileArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true), mcp.WithIdempotentHintAnnotation(true),
 				mcp.WithDescription("Create or replace a file in the sandbox atomically, creating parent directories."))},
 		{category: catFiles, needsBox: true, summary: summarize("path"), run: runEditFile,
-			tool: mcp.NewTool("edit_file", mcp.WithInputSchema[editFileArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
+			tool: mcp.NewTool("edit_file", argsSchema[editFileArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
 				mcp.WithDescription("Edit a file in one of three ways: replace old_string with new_string (old_string must match exactly once unless replace_all); insert text before insert_line; or delete start_line..end_line."))},
 		{category: catFiles, needsBox: true, summary: summarize("path"), run: runListDirectory,
-			tool: mcp.NewTool("list_directory", mcp.WithInputSchema[listDirectoryArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
+			tool: mcp.NewTool("list_directory", argsSchema[listDirectoryArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
 				mcp.WithDescription("List a directory in the sandbox with sizes and types, optionally recursively (depth) and including hidden entries."))},
 		{category: catFiles, needsBox: true, summary: summarize("path"), run: runFileInfo,
-			tool: mcp.NewTool("file_info", mcp.WithInputSchema[fileInfoArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
+			tool: mcp.NewTool("file_info", argsSchema[fileInfoArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
 				mcp.WithDescription("Describe a file or directory: type, size, permissions, modification time, symlink target."))},
 		{category: catFiles, needsBox: true, summary: summarize("pattern", "path", "glob"), run: runSearchFiles,
-			tool: mcp.NewTool("search_files", mcp.WithInputSchema[searchFilesArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
+			tool: mcp.NewTool("search_files", argsSchema[searchFilesArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
 				mcp.WithDescription("Search file contents in the sandbox with a regular expression; returns matching lines with file and line number. Binary files, hidden directories and files above 10 MiB are skipped."))},
 	}
 }

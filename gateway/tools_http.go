@@ -22,7 +22,7 @@ type httpRequestArgs struct {
 	Timeout         float64           `json:"timeout,omitempty" jsonschema:"Seconds before the request is abandoned (default and maximum: the call timeout)."`
 	CAFile          string            `json:"ca_file,omitempty" jsonschema:"PEM file in the sandbox with extra certificate authorities to trust (a private CA)."`
 	FollowRedirects bool              `json:"follow_redirects,omitempty" jsonschema:"Follow up to 10 redirects (default: return the redirect)."`
-	SandboxID       string            `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	sandboxArg
 }
 
 // httpResponse is http_request's structuredContent: everything but the
@@ -41,7 +41,7 @@ type httpResponse struct {
 func networkTools() []toolDef {
 	return []toolDef{
 		{category: catNetwork, needsBox: true, summary: summarize("method", "url"), run: runHTTPRequest,
-			tool: mcp.NewTool("http_request", mcp.WithInputSchema[httpRequestArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(false),
+			tool: mcp.NewTool("http_request", argsSchema[httpRequestArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(false),
 				mcp.WithDescription("Make an HTTP request from inside the sandbox, through its egress proxy: only hosts on the sandbox's network allowlist are reachable. The text content is the response body (base64 when binary); structuredContent has the status, headers and sizes."))},
 	}
 }

@@ -43,13 +43,13 @@ type interpOutput struct {
 }
 
 type interpRestartArgs struct {
-	Language  string `json:"language,omitempty" jsonschema:"The interpreter to restart: python (the default and only one)."`
-	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	Language string `json:"language,omitempty" jsonschema:"The interpreter to restart: python (the default and only one)."`
+	sandboxArg
 }
 
 func interpRestartTool() toolDef {
 	return toolDef{category: catCode, needsBox: true, summary: summarize("language"), run: runInterpRestart,
-		tool: mcp.NewTool("interpreter_restart", mcp.WithInputSchema[interpRestartArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
+		tool: mcp.NewTool("interpreter_restart", argsSchema[interpRestartArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
 			mcp.WithDescription("Restart the sandbox's stateful python interpreter (run_code with stateful): every variable, import and definition is gone afterwards. A running cell is waited for first."))}
 }
 

@@ -11,8 +11,8 @@ import (
 )
 
 type sandboxNetworkArgs struct {
-	SandboxID string    `json:"sandbox_id,omitempty" jsonschema:"Sandbox id from sandbox_create; omit it for your MCP session's sandbox or, without a session, this client's default sandbox."`
-	Allow     *[]string `json:"allow,omitempty" jsonschema:"The new allowlist, replacing the old one: host (example.com), *.suffix, CIDR or IP, each with an optional :port, :lo-hi or :*. [] removes all network access. Omit it to only show the current list."`
+	sandboxRefArgs
+	Allow *[]string `json:"allow,omitempty" jsonschema:"The new allowlist, replacing the old one: host (example.com), *.suffix, CIDR or IP, each with an optional :port, :lo-hi or :*. [] removes all network access. Omit it to only show the current list."`
 }
 
 // networkInfo is the network part of sandbox_info and sandbox_network.

@@ -32,11 +32,11 @@ const (
 )
 
 type runNotebookArgs struct {
-	Path      string  `json:"path" jsonschema:"The .ipynb file (nbformat 4, python); relative paths resolve against /workspace. Its outputs are replaced and it is saved in place."`
-	OnError   string  `json:"on_error,omitempty" jsonschema:"stop (the default): cells after a failed one do not run and keep their old outputs; continue: run every cell."`
-	Timeout   float64 `json:"timeout,omitempty" jsonschema:"Seconds each cell may run before it is interrupted (KeyboardInterrupt; default and maximum: the call timeout)."`
-	Restart   bool    `json:"restart,omitempty" jsonschema:"Restart the interpreter first, so that the notebook runs from a clean state (like Restart and Run All). Without it, the cells see what earlier run_code stateful calls defined."`
-	SandboxID string  `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	Path    string  `json:"path" jsonschema:"The .ipynb file (nbformat 4, python); relative paths resolve against /workspace. Its outputs are replaced and it is saved in place."`
+	OnError string  `json:"on_error,omitempty" jsonschema:"stop (the default): cells after a failed one do not run and keep their old outputs; continue: run every cell."`
+	Timeout float64 `json:"timeout,omitempty" jsonschema:"Seconds each cell may run before it is interrupted (KeyboardInterrupt; default and maximum: the call timeout)."`
+	Restart bool    `json:"restart,omitempty" jsonschema:"Restart the interpreter first, so that the notebook runs from a clean state (like Restart and Run All). Without it, the cells see what earlier run_code stateful calls defined."`
+	sandboxArg
 }
 
 // notebookCell is one code cell's line in the summary.
@@ -68,7 +68,7 @@ type notebookOutput struct {
 
 func notebookTools() []toolDef {
 	return []toolDef{{category: catCode, needsBox: true, summary: summarize("path", "on_error"), run: runNotebook,
-		tool: mcp.NewTool("run_notebook", mcp.WithInputSchema[runNotebookArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
+		tool: mcp.NewTool("run_notebook", argsSchema[runNotebookArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
 			mcp.WithDescription("Run a Jupyter notebook (.ipynb, nbformat 4, python) in the sandbox's stateful interpreter, code cell by code cell, write the outputs (streams, results, matplotlib figures as PNG, errors) and execution counts back into the file, and return a summary. Markdown cells are skipped; everything else in the file is kept. A progress notification follows each cell. isError is set when a cell fails."))}}
 }
 

@@ -11,34 +11,34 @@ import (
 )
 
 type makeDirectoryArgs struct {
-	Path      string `json:"path" jsonschema:"Directory to create, with its parents."`
-	Mode      string `json:"mode,omitempty" jsonschema:"Octal permission bits (default 0755)."`
-	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	Path string `json:"path" jsonschema:"Directory to create, with its parents."`
+	Mode string `json:"mode,omitempty" jsonschema:"Octal permission bits (default 0755)."`
+	sandboxArg
 }
 
 type movePathArgs struct {
 	From      string `json:"from" jsonschema:"File or directory to move."`
 	To        string `json:"to" jsonschema:"New path; its parent directories are created."`
 	Overwrite bool   `json:"overwrite,omitempty" jsonschema:"Replace an existing destination."`
-	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	sandboxArg
 }
 
 type removePathArgs struct {
 	Path      string `json:"path" jsonschema:"File or directory to remove."`
 	Recursive bool   `json:"recursive,omitempty" jsonschema:"Remove a non-empty directory and everything in it."`
-	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	sandboxArg
 }
 
 func pathTools() []toolDef {
 	return []toolDef{
 		{category: catFiles, needsBox: true, summary: summarize("path", "mode"), run: runMakeDirectory,
-			tool: mcp.NewTool("make_directory", mcp.WithInputSchema[makeDirectoryArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(false), mcp.WithIdempotentHintAnnotation(true),
+			tool: mcp.NewTool("make_directory", argsSchema[makeDirectoryArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(false), mcp.WithIdempotentHintAnnotation(true),
 				mcp.WithDescription("Create a directory and any missing parents in the sandbox."))},
 		{category: catFiles, needsBox: true, summary: summarize("from", "to"), run: runMovePath,
-			tool: mcp.NewTool("move_path", mcp.WithInputSchema[movePathArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
+			tool: mcp.NewTool("move_path", argsSchema[movePathArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
 				mcp.WithDescription("Move or rename a file or directory in the sandbox. An existing destination is an error unless overwrite."))},
 		{category: catFiles, needsBox: true, summary: summarize("path"), run: runRemovePath,
-			tool: mcp.NewTool("remove_path", mcp.WithInputSchema[removePathArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
+			tool: mcp.NewTool("remove_path", argsSchema[removePathArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
 				mcp.WithDescription("Remove a file or empty directory in the sandbox; recursive removes a whole tree. The workspace root itself cannot be removed."))},
 	}
 }

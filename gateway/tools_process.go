@@ -12,19 +12,19 @@ import (
 )
 
 type processListArgs struct {
-	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	sandboxArg
 }
 
 type processOutputArgs struct {
 	ProcessID string `json:"process_id" jsonschema:"Background process id from run_shell with background."`
 	Offset    int64  `json:"offset,omitempty" jsonschema:"Read output from this position (pass the previous next_offset to read only new output)."`
-	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	sandboxArg
 }
 
 type processKillArgs struct {
-	ProcessID string `json:"process_id" jsonschema:"Background process id."`
-	Signal    string `json:"signal,omitempty" jsonschema:"Signal name or number, e.g. SIGTERM (default), SIGINT, SIGKILL, 9."`
-	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	processIDArg
+	Signal string `json:"signal,omitempty" jsonschema:"Signal name or number, e.g. SIGTERM (default), SIGINT, SIGKILL, 9."`
+	sandboxArg
 }
 
 // processOutputResult is process_output's structuredContent: the
@@ -42,13 +42,13 @@ type processOutputResult struct {
 func processTools() []toolDef {
 	return []toolDef{
 		{category: catExec, needsBox: true, summary: summarize(), run: runProcessList,
-			tool: mcp.NewTool("process_list", mcp.WithInputSchema[processListArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
+			tool: mcp.NewTool("process_list", argsSchema[processListArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
 				mcp.WithDescription("List the sandbox's background processes, running and exited, with exit status."))},
 		{category: catExec, needsBox: true, summary: summarize("process_id"), run: runProcessOutput,
-			tool: mcp.NewTool("process_output", mcp.WithInputSchema[processOutputArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
+			tool: mcp.NewTool("process_output", argsSchema[processOutputArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
 				mcp.WithDescription("Read a background process's output (stdout and stderr) from an offset; returns next_offset to continue from, and the process's status."))},
 		{category: catExec, needsBox: true, summary: summarize("process_id", "signal"), run: runProcessKill,
-			tool: mcp.NewTool("process_kill", mcp.WithInputSchema[processKillArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
+			tool: mcp.NewTool("process_kill", argsSchema[processKillArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
 				mcp.WithDescription("Send a signal (default SIGTERM) to a background process and everything it started."))},
 		processInputTool(),
 	}
@@ -119,15 +119,15 @@ func runProcessKill(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
 }
 
 type processInputArgs struct {
-	ProcessID string `json:"process_id" jsonschema:"Background process id."`
-	Data      string `json:"data,omitempty" jsonschema:"Text to write to the process's standard input."`
-	Close     bool   `json:"close,omitempty" jsonschema:"Close standard input after writing (sends end-of-file)."`
-	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	processIDArg
+	Data  string `json:"data,omitempty" jsonschema:"Text to write to the process's standard input."`
+	Close bool   `json:"close,omitempty" jsonschema:"Close standard input after writing (sends end-of-file)."`
+	sandboxArg
 }
 
 func processInputTool() toolDef {
 	return toolDef{category: catExec, needsBox: true, summary: summarize("process_id"), run: runProcessInput,
-		tool: mcp.NewTool("process_input", mcp.WithInputSchema[processInputArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(false),
+		tool: mcp.NewTool("process_input", argsSchema[processInputArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(false),
 			mcp.WithDescription("Write to a background process's standard input, optionally closing it afterwards."))}
 }
 

@@ -53,16 +53,16 @@ type workspaceInfo struct {
 func sandboxTools() []toolDef {
 	return []toolDef{
 		{category: catSandbox, summary: summarize("image"), run: runSandboxCreate,
-			tool: mcp.NewTool("sandbox_create", mcp.WithInputSchema[sandboxCreateArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(false),
+			tool: mcp.NewTool("sandbox_create", argsSchema[sandboxCreateArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(false),
 				mcp.WithDescription("Create a new sandbox (a container with its own /workspace and resource limits, and network only to what its egress allowlist allows) and return its sandbox_id. Pass sandbox_id to the other tools to use it. Required for clients without an MCP session."))},
 		{category: catSandbox, summary: summarize("sandbox_id"), run: runSandboxInfo,
-			tool: mcp.NewTool("sandbox_info", mcp.WithInputSchema[sandboxRefArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
+			tool: mcp.NewTool("sandbox_info", argsSchema[sandboxRefArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
 				mcp.WithDescription("Describe a sandbox: image, limits, expiry, network allowlist, and live resource use (memory, CPU, processes, workspace)."))},
 		{category: catSandbox, needsBox: true, summary: summarizeNetwork, run: runSandboxNetwork,
-			tool: mcp.NewTool("sandbox_network", mcp.WithInputSchema[sandboxNetworkArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(false),
+			tool: mcp.NewTool("sandbox_network", argsSchema[sandboxNetworkArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(false),
 				mcp.WithDescription("Show a sandbox's network allowlist, or replace it by passing allow (within what the operator allows your tenant). Programs in the sandbox reach the network only through its proxy (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY are set); new connections follow the new list at once."))},
 		{category: catSandbox, summary: summarize("sandbox_id"), run: runSandboxDestroy,
-			tool: mcp.NewTool("sandbox_destroy", mcp.WithInputSchema[sandboxRefArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
+			tool: mcp.NewTool("sandbox_destroy", argsSchema[sandboxRefArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
 				mcp.WithDescription("Destroy a sandbox and everything in it: processes, files, workspace."))},
 	}
 }

@@ -14,13 +14,13 @@ import (
 )
 
 type searchCodeArgs struct {
-	Query      string   `json:"query" jsonschema:"What to find: words (where is the audit hash chain verified), an identifier (MaxFrameBytes), a regular expression, or an ast-grep pattern, code with $NAME and $$$ metavariables (func $NAME($$$) error)."`
-	Path       string   `json:"path,omitempty" jsonschema:"Directory or file to search (default /workspace)."`
+	Query string `json:"query" jsonschema:"What to find: words (where is the audit hash chain verified), an identifier (MaxFrameBytes), a regular expression, or an ast-grep pattern, code with $NAME and $$$ metavariables (func $NAME($$$) error)."`
+	searchPathArg
 	Glob       string   `json:"glob,omitempty" jsonschema:"Only files whose name matches, e.g. *.go."`
 	Lang       string   `json:"lang,omitempty" jsonschema:"Language of a structural pattern: go, python, javascript, typescript, tsx, ... (default: each file's own)."`
 	Strategies []string `json:"strategies,omitempty" jsonschema:"Run only these: lexical, structural, text (default: lexical always, structural when the query has a $metavariable or code punctuation, text when it is a valid regular expression)."`
 	MaxResults int      `json:"max_results,omitempty" jsonschema:"How many fused hits to return (default 10, at most 50)."`
-	SandboxID  string   `json:"sandbox_id,omitempty" jsonschema:"Sandbox to use, as returned by sandbox_create. Omit it to use your MCP session's sandbox or, without a session, this client's default sandbox (created on first use)."`
+	sandboxArg
 }
 
 // searchCodeResult is search_code's structuredContent.
@@ -46,7 +46,7 @@ type strategyOutcome struct {
 func searchTools() []toolDef {
 	return []toolDef{
 		{category: catFiles, needsBox: true, summary: summarize("query", "path", "glob", "lang"), run: runSearchCode,
-			tool: mcp.NewTool("search_code", mcp.WithInputSchema[searchCodeArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
+			tool: mcp.NewTool("search_code", argsSchema[searchCodeArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
 				mcp.WithDescription("Search the sandbox's code several ways at once and fuse the rankings by reciprocal rank (score = sum of 1/(60 + rank)): lexical (BM25 over the words and identifiers of source files, definitions of functions, types, classes and methods first), structural (ast-grep syntax-tree patterns over Go, Python, JavaScript/TypeScript and more) and text (the query as a regular expression, like search_files). Each hit says which strategies found it and at what rank. Bounded to 10 s; hidden, node_modules and vendor directories are skipped."))},
 	}
 }
