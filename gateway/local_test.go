@@ -177,6 +177,19 @@ func TestLocalCallTimeout(t *testing.T) {
 	}
 }
 
+// TestLocalListDirectoryDefault: list_directory without a path lists the
+// sandbox's own workspace, as its runner resolves it, not a /workspace
+// the gateway names (here that would be the host's).
+func TestLocalListDirectoryDefault(t *testing.T) {
+	t.Parallel()
+	tg := startLocalGateway(t, nil)
+	c := legacyClient(t, tg.URL)
+	mustOK(t, "write_file", call(t, c, "write_file", map[string]any{"path": "listed.txt", "content": "x"}))
+	if got := text(mustOK(t, "list_directory", call(t, c, "list_directory", nil))); !strings.Contains(got, tg.Local.Workspace(onlySandbox(t, tg))+"/listed.txt") {
+		t.Fatalf("list_directory without a path: %q; want the sandbox's workspace with listed.txt", got)
+	}
+}
+
 // onlySandbox returns the id of the one sandbox tg has.
 func onlySandbox(t *testing.T, tg *testGateway) string {
 	t.Helper()

@@ -155,7 +155,11 @@ func runListDirectory(ctx context.Context, c *call) (*mcp.CallToolResult, error)
 	}
 	req := protocol.ListRequest{Path: a.Path, Depth: a.Depth, Hidden: a.Hidden}
 	if req.Path == "" {
-		req.Path = workspaceDir
+		// The runner's workspace, as the runner resolves it: /workspace
+		// in every container, but the runner decides, not the gateway (on
+		// the in-process provider it is a temp dir on the host, and
+		// "/workspace" would be the host's).
+		req.Path = "."
 	}
 	return unaryTool(ctx, c, protocol.OpFileList, req, listingText)
 }

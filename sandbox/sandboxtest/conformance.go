@@ -174,11 +174,18 @@ func testRecorder(t *testing.T, p sandbox.Provider, r sandbox.Recorder, image st
 // testRecreate writes a file through the runner, recreates the sandbox
 // and reads the file back through the new runner; after Remove, Recreate
 // finds nothing.
+//
+// The path is relative, so it lands in the runner's own workspace:
+// /workspace in a container, a temp dir for the in-process provider,
+// whose runner runs on the host. "/workspace/kept.txt" there wrote the
+// host's /workspace (creating it), which made every later test that
+// reads the host's /workspace pass, and this check pass without reading
+// the sandbox's workspace at all.
 func testRecreate(t *testing.T, p sandbox.Provider, image string) {
 	ctx := t.Context()
 	s := spec(image)
 	sb := create(t, p, s)
-	call(t, sb, protocol.OpFileWrite, protocol.WriteRequest{Path: "/workspace/kept.txt", Content: "kept"}, nil)
+	call(t, sb, protocol.OpFileWrite, protocol.WriteRequest{Path: "kept.txt", Content: "kept"}, nil)
 	s.ID = sb.ID()
 	again, err := p.Recreate(ctx, s)
 	if err != nil {
@@ -191,7 +198,7 @@ func testRecreate(t *testing.T, p sandbox.Provider, image string) {
 		t.Errorf("List(owner, client) after Recreate = %+v, %v; want [%s] with template %q, metadata %v", infos, err, sb.ID(), s.Template, s.Metadata)
 	}
 	var got protocol.ReadResult
-	call(t, again, protocol.OpFileRead, protocol.ReadRequest{Path: "/workspace/kept.txt"}, &got)
+	call(t, again, protocol.OpFileRead, protocol.ReadRequest{Path: "kept.txt"}, &got)
 	if again.Info().WorkspaceDurable && got.Content != "kept" {
 		t.Errorf("after Recreate kept.txt = %q, want the file written before", got.Content)
 	}
