@@ -1,0 +1,55 @@
+package mcpapi
+
+import (
+	"context"
+	"errors"
+)
+
+// Resource is one entry of resources/list.
+type Resource struct {
+	URI         string
+	Name        string
+	Description string
+	MIMEType    string
+	// LastModified is an RFC 3339 time, or "".
+	LastModified string
+}
+
+// ResourceTemplate is one entry of resources/templates/list.
+type ResourceTemplate struct {
+	URITemplate string
+	Name        string
+	Title       string
+	Description string
+}
+
+// ResourceHandler reads the resource uri (for a template, any URI it
+// matches).
+type ResourceHandler func(ctx context.Context, uri string) ([]ResourceContents, error)
+
+// ErrResourceNotFound marks, when an error wraps it, a resource the
+// caller cannot have: the edge answers it with the specification's
+// resource-not-found error (whose code depends on the protocol era)
+// rather than an internal error.
+var ErrResourceNotFound = errors.New("resource not found")
+
+// Completion is the answer of completion/complete.
+type Completion struct {
+	Values  []string // at most 100
+	Total   int      // how many values there are in all, when known
+	HasMore bool
+}
+
+// CompleteRequest is one completion/complete: of the argument Argument
+// of the resource template or prompt Ref, whose value so far is Value;
+// Context holds the other arguments' values the client has.
+type CompleteRequest struct {
+	Ref      string
+	Argument string
+	Value    string
+	Context  map[string]string
+}
+
+// Completer answers completion/complete for a resource template's or a
+// prompt's arguments.
+type Completer func(ctx context.Context, req CompleteRequest) (*Completion, error)
