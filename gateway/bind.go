@@ -9,11 +9,13 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/sandgate/sandgate/gateway/mcpapi"
 )
 
-// A tool's arguments are bound to its argument struct, from which mcp-go
-// (with google/jsonschema-go) also generates the tool's input schema, and
+// A tool's arguments are bound to its argument struct, from which
+// google/jsonschema-go also generates the tool's input schema, and
 // the validator checks calls against that schema. Binder and generator
 // must therefore read a struct alike: both promote the fields of an
 // embedded struct as encoding/json does (args.go shares arguments so).
@@ -26,15 +28,32 @@ import (
 // depth rule and the generator's last-one-wins disagree. Such a struct
 // is a programming error, which argsSchema makes a start-up panic.
 
-// argsSchema is mcp.WithInputSchema for a tool whose arguments bind to
-// T, which it first checks the binder reads as the generator does. Tools
-// are built at start-up, so a struct argFields refuses stops the gateway
-// there instead of failing every call of the tool.
-func argsSchema[T any]() mcp.ToolOption {
+// argsSchema sets the input schema of a tool whose arguments bind to T,
+// generated from T (a field's `jsonschema` tag is its description),
+// after checking that the binder reads T as the generator does. Tools
+// are built at start-up, so a struct argFields refuses, or one the
+// generator cannot describe, stops the gateway there instead of failing
+// every call of the tool.
+func argsSchema[T any]() mcpapi.ToolOption {
 	if _, err := argFields(reflect.TypeFor[T]()); err != nil {
 		panic("gateway: " + err.Error())
 	}
-	return mcp.WithInputSchema[T]()
+	raw, err := generateSchema[T]()
+	if err != nil {
+		panic(fmt.Sprintf("gateway: input schema of %s: %v", reflect.TypeFor[T](), err))
+	}
+	return mcpapi.WithRawInputSchema(raw)
+}
+
+// generateSchema returns the JSON schema of T as google/jsonschema-go
+// writes it: struct fields in order, a field's `jsonschema` tag as its
+// description, additional properties refused.
+func generateSchema[T any]() (json.RawMessage, error) {
+	schema, err := jsonschema.For[T](&jsonschema.ForOptions{IgnoreInvalidTypes: true})
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(schema)
 }
 
 // bindArgs fills the struct *v from decoded JSON arguments as

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/sandgate/sandgate/gateway/mcpapi"
 )
 
 type (
@@ -155,8 +155,8 @@ type (
 // embedded, with their descriptions, exactly as if declared there.
 func TestSchemaFlattensEmbeddedStructs(t *testing.T) {
 	t.Parallel()
-	flat := mcp.NewTool("t", mcp.WithInputSchema[flatTarget]()).RawInputSchema
-	embedded := mcp.NewTool("t", mcp.WithInputSchema[embeddedTarget]()).RawInputSchema
+	flat := schemaOf[flatTarget](t)
+	embedded := schemaOf[embeddedTarget](t)
 	if len(flat) == 0 || string(flat) != string(embedded) {
 		t.Errorf("schema of the embedding struct\n%s\ndiffers from the flat one\n%s", embedded, flat)
 	}
@@ -169,7 +169,7 @@ func TestSchemaFlattensEmbeddedStructs(t *testing.T) {
 // follow encoding/json instead of refusing.
 func TestSchemaGeneratorFlattensNamedEmbeds(t *testing.T) {
 	t.Parallel()
-	raw := mcp.NewTool("t", mcp.WithInputSchema[embedNamed]()).RawInputSchema
+	raw := schemaOf[embedNamed](t)
 	var s struct{ Properties map[string]any }
 	if err := json.Unmarshal(raw, &s); err != nil {
 		t.Fatal(err)
@@ -187,7 +187,7 @@ func TestSchemaGeneratorFlattensNamedEmbeds(t *testing.T) {
 // is written by hand, describe sandbox_id as the generated schemas do.
 func TestSchemaSandboxIDDescription(t *testing.T) {
 	t.Parallel()
-	raw := mcp.NewTool("t", mcp.WithInputSchema[sandboxArg]()).RawInputSchema
+	raw := schemaOf[sandboxArg](t)
 	var s struct {
 		Properties map[string]struct{ Description string }
 	}
@@ -214,5 +214,15 @@ func TestSchemaRefusesAtStartUp(t *testing.T) {
 			t.Errorf("argsSchema[embedNamed] panicked with %q, want %q...", got, want)
 		}
 	}()
-	mcp.NewTool("t", argsSchema[embedNamed]())
+	mcpapi.NewTool("t", argsSchema[embedNamed]())
+}
+
+// schemaOf is T's generated input schema.
+func schemaOf[T any](t *testing.T) json.RawMessage {
+	t.Helper()
+	raw, err := generateSchema[T]()
+	if err != nil {
+		t.Fatalf("schema of %T: %v", *new(T), err)
+	}
+	return raw
 }

@@ -9,13 +9,11 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
+	"github.com/sandgate/sandgate/gateway/mcpapi"
 
 	"github.com/sandgate/sandgate/auth/identity"
 	"github.com/sandgate/sandgate/gateway/audit"
 	"github.com/sandgate/sandgate/gateway/fleet"
-	"github.com/sandgate/sandgate/gateway/mcpedge"
 	"github.com/sandgate/sandgate/gateway/metrics"
 	"github.com/sandgate/sandgate/runner/protocol"
 	"github.com/sandgate/sandgate/sandbox"
@@ -26,7 +24,7 @@ type call struct {
 	g       *Server
 	p       identity.Identity
 	session string
-	req     mcp.CallToolRequest
+	req     mcpapi.CallToolRequest
 	args    map[string]any   // decoded once; see callArguments
 	began   time.Time        // when the handler started, for the latency metric
 	box     *fleet.Box       // nil for tools that need no sandbox
@@ -44,32 +42,19 @@ func bind[T any](c *call) (T, error) {
 	return v, nil
 }
 
-// callArguments returns a call's decoded arguments: those the edge took
-// out of the request body, or, for a request that did not come through
-// it, mcp-go's.
-func callArguments(ctx context.Context, req mcp.CallToolRequest) map[string]any {
-	if msg, ok := mcpedge.MessageFrom(ctx); ok && msg.Args != nil {
-		return msg.Args
-	}
-	if args := req.GetArguments(); args != nil {
-		return args
-	}
-	return map[string]any{}
-}
-
 // handler wraps a toolDef with what every call needs: the caller's
 // identity, its sandbox, and the audit records around the work. The
 // tool.start record is durable before anything runs and the tool.end
 // record before the result is returned; if either cannot be written the
 // call is refused or its result withheld, never returned unaudited.
-func (g *Server) handler(d toolDef) server.ToolHandlerFunc {
-	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (g *Server) handler(d toolDef) mcpapi.ToolHandler {
+	return func(ctx context.Context, req mcpapi.CallToolRequest) (*mcpapi.CallToolResult, error) {
 		p, ok := identity.From(ctx)
 		if !ok {
 			return nil, errors.New("no principal in request context") // wiring bug
 		}
-		args := callArguments(ctx, req)
-		c := &call{g: g, p: p, session: mcpedge.SessionFrom(ctx), req: req, args: args, began: time.Now()}
+		args := req.Arguments
+		c := &call{g: g, p: p, session: req.Session, req: req, args: args, began: time.Now()}
 		start := &audit.Event{Kind: audit.KindToolStart, Principal: p, Session: c.session, Tool: d.tool.Name,
 			RequestID: uuid.NewString(), Summary: d.summary(args)}
 		c.end = &audit.Event{Kind: audit.KindToolEnd, Principal: start.Principal, Session: c.session, Tool: d.tool.Name,
@@ -78,7 +63,7 @@ func (g *Server) handler(d toolDef) server.ToolHandlerFunc {
 		// Before anything costs in proportion to the arguments: a refused
 		// call's record has no digest.
 		if ok, wait := g.limits.allow(p.Tenant, time.Now()); !ok {
-			return c.deny(ctx, mcp.NewToolResultError(fmt.Sprintf("rate limit: your tenant may make %d tool calls a minute; retry in %.1f s", g.cfg.ToolCallsPerMinute, wait.Seconds())), "rate limit")
+			return c.deny(ctx, mcpapi.NewToolResultError(fmt.Sprintf("rate limit: your tenant may make %d tool calls a minute; retry in %.1f s", g.cfg.ToolCallsPerMinute, wait.Seconds())), "rate limit")
 		}
 		start.ArgsDigest = audit.Digest(args)
 		c.end.ArgsDigest = start.ArgsDigest
@@ -143,20 +128,19 @@ func (g *Server) recordStart(ctx context.Context, d toolDef, start *audit.Event)
 
 // readOnly reports whether d's tool says it changes nothing.
 func readOnly(d toolDef) bool {
-	ro := d.tool.Annotations.ReadOnlyHint
-	return ro != nil && *ro
+	return d.tool.Annotations.ReadOnlyHint
 }
 
 // refuseUnaudited is the result of a call whose tool.start record could
 // not be written: nothing runs (or is returned) unaudited.
-func (g *Server) refuseUnaudited(d toolDef, err error) *mcp.CallToolResult {
+func (g *Server) refuseUnaudited(d toolDef, err error) *mcpapi.CallToolResult {
 	g.log.Error("audit append failed; refusing tool call", "tool", d.tool.Name, "error", err)
-	return mcp.NewToolResultError(fmt.Sprintf("%v: refusing to run %s unaudited; an operator must fix the audit log (%v)", audit.ErrUnavailable, d.tool.Name, err))
+	return mcpapi.NewToolResultError(fmt.Sprintf("%v: refusing to run %s unaudited; an operator must fix the audit log (%v)", audit.ErrUnavailable, d.tool.Name, err))
 }
 
 // attach resolves the call's sandbox and connection; on failure it returns
 // the error result to send.
-func (c *call) attach(ctx context.Context, args map[string]any) *mcp.CallToolResult {
+func (c *call) attach(ctx context.Context, args map[string]any) *mcpapi.CallToolResult {
 	id, _ := args["sandbox_id"].(string)
 	var err error
 	switch {
@@ -253,7 +237,7 @@ func (c *call) reattach(ctx context.Context) error {
 
 // finish writes the tool.end record and returns res, or withholds res when
 // the record cannot be written.
-func (c *call) finish(ctx context.Context, res *mcp.CallToolResult, began time.Time) (*mcp.CallToolResult, error) {
+func (c *call) finish(ctx context.Context, res *mcpapi.CallToolResult, began time.Time) (*mcpapi.CallToolResult, error) {
 	e := c.end
 	e.DurationMs = time.Since(began).Milliseconds()
 	if e.Outcome == "" {
@@ -263,30 +247,29 @@ func (c *call) finish(ctx context.Context, res *mcp.CallToolResult, began time.T
 		}
 	}
 	if res.IsError && e.Error == "" {
-		e.Error = audit.Clip(resultText(res), 500)
+		e.Error = audit.Clip(res.Text(), 500)
 	}
 	addNotes(res, c.notes)
 	c.g.metrics.ToolCalls.WithLabelValues(e.Tool, e.Outcome).Inc()
 	metrics.Since(c.g.metrics.ToolSeconds.WithLabelValues(e.Tool), c.began)
 	if err := c.g.audit.Append(context.WithoutCancel(ctx), e); err != nil {
 		c.g.log.Error("audit append failed; withholding result", "tool", e.Tool, "error", err)
-		return mcp.NewToolResultError(fmt.Sprintf("%v: %s ran but its end could not be recorded, so its result is withheld (%v)", audit.ErrUnavailable, e.Tool, err)), nil
+		return mcpapi.NewToolResultError(fmt.Sprintf("%v: %s ran but its end could not be recorded, so its result is withheld (%v)", audit.ErrUnavailable, e.Tool, err)), nil
 	}
-	mcpedge.HoldLargeTexts(ctx, res)
 	return res, nil
 }
 
 // deny records a call refused before it started (bad arguments, no
 // sandbox) as tool.denied and returns res.
-func (c *call) deny(ctx context.Context, res *mcp.CallToolResult, reason string) (*mcp.CallToolResult, error) {
+func (c *call) deny(ctx context.Context, res *mcpapi.CallToolResult, reason string) (*mcpapi.CallToolResult, error) {
 	c.end.Kind, c.end.Outcome, c.end.DenyReason = audit.KindToolDenied, audit.OutcomeDenied, reason
 	return c.finish(ctx, res, time.Now())
 }
 
 // structured returns a result with v as structuredContent and text as the
 // text content.
-func structured(v any, text string, isError bool) *mcp.CallToolResult {
-	res := mcp.NewToolResultStructured(v, text)
+func structured(v any, text string, isError bool) *mcpapi.CallToolResult {
+	res := mcpapi.NewToolResultStructured(v, text)
 	res.IsError = isError
 	return res
 }
@@ -297,24 +280,9 @@ func jsonText(v any) string {
 	return string(b)
 }
 
-func resultText(res *mcp.CallToolResult) string {
-	for _, c := range res.Content {
-		if t, ok := c.(mcp.TextContent); ok {
-			return t.Text
-		}
-	}
-	return ""
-}
-
 // defaultKey is the key of the caller's default sandbox: its client is
 // the one the request's _meta names (clientInfo), with the caller's
 // token (fleet.ClientKey).
 func (c *call) defaultKey() string {
-	var name string
-	if c.req.Params.Meta != nil {
-		if info := c.req.Params.Meta.ClientInfo(); info != nil {
-			name = info.Name
-		}
-	}
-	return fleet.ClientKey(c.p, name)
+	return fleet.ClientKey(c.p, c.req.ClientName)
 }

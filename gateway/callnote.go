@@ -1,7 +1,7 @@
 package gateway
 
 import (
-	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/sandgate/sandgate/gateway/mcpapi"
 	"github.com/sandgate/sandgate/gateway/fleet"
 )
 
@@ -17,12 +17,12 @@ import (
 
 // addNotes appends each note to res as a text block after everything
 // the tool put there, and sets its _meta member.
-func addNotes(res *mcp.CallToolResult, notes []fleet.Note) {
+func addNotes(res *mcpapi.CallToolResult, notes []fleet.Note) {
 	for _, n := range notes {
-		res.Content = append(res.Content, mcp.NewTextContent(n.Text))
+		res.Content = append(res.Content, mcpapi.NewTextContent(n.Text))
 		if res.Meta == nil {
-			res.Meta = &mcp.Meta{}
+			res.Meta = map[string]any{}
 		}
-		res.Meta.SetMetaField(n.Key, n.Meta)
+		res.Meta[n.Key] = n.Meta
 	}
 }

@@ -7,10 +7,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mark3labs/mcp-go/server"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sandgate/sandgate/gateway/manifest"
+	"github.com/sandgate/sandgate/gateway/mcpapi"
 )
 
 // customPoll is how often the tools directory is looked at. A poll stats
@@ -82,7 +82,7 @@ func (g *Server) reloadCustomTools() error {
 	if !rep.Changed() {
 		return nil
 	}
-	var add []server.ServerTool
+	var add []mcpapi.ServerTool
 	remove := slices.Clone(rep.Removed)
 	ct.mu.Lock()
 	for _, m := range rep.Upserted {
@@ -95,7 +95,7 @@ func (g *Server) reloadCustomTools() error {
 		default:
 			ct.defs[m.Name] = d
 			g.args.put(m.Name, sch)
-			add = append(add, server.ServerTool{Tool: d.tool, Handler: g.handler(d)})
+			add = append(add, mcpapi.ServerTool{Tool: d.tool, Handler: g.handler(d)})
 			g.log.Info("custom tool loaded", "file", m.File, "tool", m.Name, "scope", m.Scope, "category", m.Category)
 			continue
 		}
@@ -105,12 +105,7 @@ func (g *Server) reloadCustomTools() error {
 	}
 	ct.mu.Unlock()
 	if len(remove) > 0 {
-		// mcp-go announces a removal only when a tool was served.
-		if slices.ContainsFunc(remove, func(name string) bool { return g.mcp.GetTool(name) != nil }) {
-			g.edge.AnnounceToolsChanged(func() { g.mcp.DeleteTools(remove...) })
-		} else {
-			g.mcp.DeleteTools(remove...)
-		}
+		g.edge.RemoveTools(remove...)
 		ct.mu.Lock()
 		for _, name := range remove {
 			delete(ct.defs, name)
@@ -120,7 +115,7 @@ func (g *Server) reloadCustomTools() error {
 		g.log.Info("custom tools removed", "tools", remove)
 	}
 	if len(add) > 0 {
-		g.edge.AnnounceToolsChanged(func() { g.mcp.AddTools(add...) })
+		g.edge.AddTools(add...)
 	}
 	return nil
 }

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/sandgate/sandgate/gateway/mcpapi"
 
 	"github.com/sandgate/sandgate/gateway/audit"
 	"github.com/sandgate/sandgate/runner/protocol"
@@ -14,7 +14,7 @@ import (
 
 // errorResult maps an error to the isError result a user sees. This is the
 // one place where error categories become words.
-func (c *call) errorResult(err error) *mcp.CallToolResult {
+func (c *call) errorResult(err error) *mcpapi.CallToolResult {
 	var pe *protocol.Error
 	msg := err.Error()
 	switch {
@@ -33,7 +33,7 @@ func (c *call) errorResult(err error) *mcp.CallToolResult {
 		c.end.Outcome = "error"
 	}
 	c.end.Error = audit.Clip(msg, 500)
-	return mcp.NewToolResultError(msg)
+	return mcpapi.NewToolResultError(msg)
 }
 
 func isNotFound(err error) bool { return errors.Is(err, sandbox.ErrNotFound) }

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/sandgate/sandgate/gateway/audit"
 	"github.com/sandgate/sandgate/runner/protocol"
@@ -126,20 +125,11 @@ func (r *notebookRun) budget(res *protocol.InterpResult) {
 func (r *notebookRun) step(msg string) {
 	o := r.progress
 	o.sent++
-	if o.srv == nil {
+	if o.notify == nil {
 		return
 	}
-	if o.token != nil {
-		done, total := o.sent, r.out.CodeCells+1
-		o.queue(func() error {
-			return o.srv.SendNotificationToClient(o.ctx, "notifications/progress", map[string]any{
-				"progressToken": o.token, "progress": done, "total": total, "message": msg,
-			})
-		})
-	}
-	o.queue(func() error {
-		return o.srv.SendLogMessageToClient(o.ctx, mcp.NewLoggingMessageNotification(mcp.LoggingLevelInfo, "notebook", msg))
-	})
+	o.notify.Progress(o.sent, r.out.CodeCells+1, msg)
+	o.notify.Log("notebook", msg)
 }
 
 // record copies the outcome into the tool.end audit record: the failed

@@ -13,6 +13,7 @@ import (
 	"github.com/sandgate/sandgate/gateway/audit"
 	"github.com/sandgate/sandgate/gateway/e2bbackend"
 	"github.com/sandgate/sandgate/gateway/fleet"
+	"github.com/sandgate/sandgate/gateway/mcpapi"
 	"github.com/sandgate/sandgate/gateway/mcpedge"
 	"github.com/sandgate/sandgate/gateway/metrics"
 	"github.com/sandgate/sandgate/sandbox"
@@ -111,10 +112,12 @@ func New(ctx context.Context, cfg Config, p sandbox.Provider, store AuditStore, 
 	g.registerResources(g.edge.Hooks())
 	g.registerPrompts()
 	g.tools = map[string]toolDef{}
+	served := make([]mcpapi.ServerTool, 0, len(defs))
 	for _, d := range defs {
 		g.tools[d.tool.Name] = d
-		g.mcp.AddTool(d.tool, g.handler(d))
+		served = append(served, mcpapi.ServerTool{Tool: d.tool, Handler: g.handler(d)})
 	}
+	g.edge.AddTools(served...)
 
 	sweepCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	g.stop = cancel

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/sandgate/sandgate/gateway/mcpapi"
 
 	"github.com/sandgate/sandgate/auth"
 	"github.com/sandgate/sandgate/gateway/audit"
@@ -28,7 +28,7 @@ var allCategories = []string{catFiles, catExec, catCode, catSandbox, catAudit, c
 // toolDef is one MCP tool: its schema and how to run it.
 type toolDef struct {
 	category string
-	tool     mcp.Tool
+	tool     mcpapi.Tool
 	// needsBox: the call runs in a sandbox, resolved from sandbox_id or the
 	// session before run is called.
 	needsBox bool
@@ -37,7 +37,7 @@ type toolDef struct {
 	// summary returns the redacted audit summary of the arguments: paths,
 	// a cut command, a language; never contents, stdin or env values.
 	summary func(args map[string]any) map[string]string
-	run     func(ctx context.Context, c *call) (*mcp.CallToolResult, error)
+	run     func(ctx context.Context, c *call) (*mcpapi.CallToolResult, error)
 }
 
 // requiredScopes maps every tool to the OAuth scopes a call needs. One
@@ -112,21 +112,19 @@ func toolDefs() []toolDef {
 			panic(fmt.Sprintf("gateway: tool %s has no required scope", d.tool.Name))
 		}
 		d.tool.Description += " Requires scope: " + strings.Join(d.scopes, ", ") + "."
-		d.tool.RawInputSchema = singleTypeSchema(d.tool.RawInputSchema)
+		d.tool.InputSchema = singleTypeSchema(d.tool.InputSchema)
 		a := &d.tool.Annotations
 		// A sandbox reaches the network only through its egress proxy,
 		// by its allowlist (empty unless the operator allows more): only
-		// the tools made to reach out say they do, whatever mcp-go's
-		// default says.
-		a.OpenWorldHint = ptr(d.category == catNetwork)
-		if a.ReadOnlyHint != nil && *a.ReadOnlyHint {
-			a.IdempotentHint = ptr(true)
+		// the tools made to reach out say they do, whatever the
+		// specification's default says.
+		a.OpenWorldHint = d.category == catNetwork
+		if a.ReadOnlyHint {
+			a.IdempotentHint = true
 		}
 	}
 	return defs
 }
-
-func ptr[T any](v T) *T { return &v }
 
 func allToolNames() []string {
 	var names []string
@@ -152,7 +150,7 @@ func enabledTools(cfg Config) []toolDef {
 		if reachesOut(d.category) && cfg.Egress.Policy.AllowsAny() {
 			// The operator lets sandboxes reach the network: what runs
 			// code or loads pages in one may reach it too.
-			d.tool.Annotations.OpenWorldHint = ptr(true)
+			d.tool.Annotations.OpenWorldHint = true
 		}
 		out = append(out, d)
 	}

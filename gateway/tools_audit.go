@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/sandgate/sandgate/gateway/mcpapi"
 
 	"github.com/sandgate/sandgate/gateway/audit"
 )
@@ -17,12 +17,12 @@ type auditLogArgs struct {
 func auditTools() []toolDef {
 	return []toolDef{
 		{category: catAudit, summary: summarize(), run: runAuditLog,
-			tool: mcp.NewTool("audit_log", argsSchema[auditLogArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
-				mcp.WithDescription("Return your own most recent audit records: sessions, sandboxes and tool calls with outcome, exit code, duration and resource use. Records of other principals are never shown."))},
+			tool: mcpapi.NewTool("audit_log", argsSchema[auditLogArgs](), mcpapi.WithReadOnlyHintAnnotation(true), mcpapi.WithDestructiveHintAnnotation(false),
+				mcpapi.WithDescription("Return your own most recent audit records: sessions, sandboxes and tool calls with outcome, exit code, duration and resource use. Records of other principals are never shown."))},
 	}
 }
 
-func runAuditLog(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
+func runAuditLog(ctx context.Context, c *call) (*mcpapi.CallToolResult, error) {
 	a, err := bind[auditLogArgs](c)
 	if err != nil {
 		return nil, err

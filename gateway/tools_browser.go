@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/sandgate/sandgate/gateway/mcpapi"
 
 	"github.com/sandgate/sandgate/runner/protocol"
 )
@@ -106,10 +106,10 @@ const browserNote = " Needs a sandbox with a browser (sandbox_create {image: \"s
 // browserTool builds one browser tool; hints are read-only and destructive.
 func browserTool[A any](name, desc string, readOnly, destructive bool, summary func(map[string]any) map[string]string,
 	req func(A) protocol.BrowserRequest, text func(protocol.BrowserResult) string) toolDef {
-	opts := []mcp.ToolOption{argsSchema[A](), mcp.WithDescription(desc + browserNote),
-		mcp.WithReadOnlyHintAnnotation(readOnly), mcp.WithDestructiveHintAnnotation(destructive)}
-	return toolDef{category: catBrowser, needsBox: true, summary: summary, tool: mcp.NewTool(name, opts...),
-		run: func(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
+	opts := []mcpapi.ToolOption{argsSchema[A](), mcpapi.WithDescription(desc + browserNote),
+		mcpapi.WithReadOnlyHintAnnotation(readOnly), mcpapi.WithDestructiveHintAnnotation(destructive)}
+	return toolDef{category: catBrowser, needsBox: true, summary: summary, tool: mcpapi.NewTool(name, opts...),
+		run: func(ctx context.Context, c *call) (*mcpapi.CallToolResult, error) {
 			a, err := bind[A](c)
 			if err != nil {
 				return nil, err
@@ -167,8 +167,8 @@ func browserTools() []toolDef {
 				return protocol.BrowserRequest{Action: protocol.BrowserWaitFor, WaitText: a.Text, WaitSelector: a.Selector, WaitMs: millis(a.Time)}
 			}, pageText),
 		{category: catBrowser, needsBox: true, summary: target, run: runBrowserScreenshot,
-			tool: mcp.NewTool("browser_screenshot", argsSchema[browserScreenshotArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
-				mcp.WithDescription("Take a PNG screenshot of the viewport, the full page, or one element (ref or selector); returned as an image."+browserNote))},
+			tool: mcpapi.NewTool("browser_screenshot", argsSchema[browserScreenshotArgs](), mcpapi.WithReadOnlyHintAnnotation(true), mcpapi.WithDestructiveHintAnnotation(false),
+				mcpapi.WithDescription("Take a PNG screenshot of the viewport, the full page, or one element (ref or selector); returned as an image."+browserNote))},
 		browserTool("browser_evaluate", "Run JavaScript in the page and return its result as JSON (the text content is the JSON).", false, true, summarize("expression"),
 			func(a browserEvaluateArgs) protocol.BrowserRequest {
 				return protocol.BrowserRequest{Action: protocol.BrowserEvaluate, Expression: a.Expression}
@@ -193,7 +193,7 @@ func browserTools() []toolDef {
 }
 
 // runBrowser sends one browser action to the sandbox's runner.
-func runBrowser(ctx context.Context, c *call, req protocol.BrowserRequest, text func(protocol.BrowserResult) string) (*mcp.CallToolResult, error) {
+func runBrowser(ctx context.Context, c *call, req protocol.BrowserRequest, text func(protocol.BrowserResult) string) (*mcpapi.CallToolResult, error) {
 	res, err := c.browser(ctx, req)
 	if err != nil {
 		return nil, err
@@ -222,7 +222,7 @@ func (c *call) browser(ctx context.Context, req protocol.BrowserRequest) (protoc
 	return res, nil
 }
 
-func runBrowserScreenshot(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
+func runBrowserScreenshot(ctx context.Context, c *call) (*mcpapi.CallToolResult, error) {
 	a, err := bind[browserScreenshotArgs](c)
 	if err != nil {
 		return nil, err
@@ -234,7 +234,7 @@ func runBrowserScreenshot(ctx context.Context, c *call) (*mcp.CallToolResult, er
 	img := base64.StdEncoding.EncodeToString(res.PNG)
 	res.PNG = nil // the image content carries it; structuredContent keeps the rest
 	out := structured(res, pageText(res), false)
-	out.Content = append(out.Content, mcp.NewImageContent(img, "image/png"))
+	out.Content = append(out.Content, mcpapi.NewImageContent(img, "image/png"))
 	return out, nil
 }
 

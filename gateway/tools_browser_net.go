@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/sandgate/sandgate/gateway/mcpapi"
 
 	"github.com/sandgate/sandgate/runner/protocol"
 )
@@ -50,10 +50,10 @@ func browserNetTools() []toolDef {
 // be wrong in ways the schema does not say.
 func browserToolE[A any](name, desc string, readOnly, destructive bool, summary func(map[string]any) map[string]string,
 	req func(A) (protocol.BrowserRequest, error), text func(protocol.BrowserResult) string) toolDef {
-	opts := []mcp.ToolOption{argsSchema[A](), mcp.WithDescription(desc + browserNote),
-		mcp.WithReadOnlyHintAnnotation(readOnly), mcp.WithDestructiveHintAnnotation(destructive)}
-	return toolDef{category: catBrowser, needsBox: true, summary: summary, tool: mcp.NewTool(name, opts...),
-		run: func(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
+	opts := []mcpapi.ToolOption{argsSchema[A](), mcpapi.WithDescription(desc + browserNote),
+		mcpapi.WithReadOnlyHintAnnotation(readOnly), mcpapi.WithDestructiveHintAnnotation(destructive)}
+	return toolDef{category: catBrowser, needsBox: true, summary: summary, tool: mcpapi.NewTool(name, opts...),
+		run: func(ctx context.Context, c *call) (*mcpapi.CallToolResult, error) {
 			a, err := bind[A](c)
 			if err != nil {
 				return nil, err

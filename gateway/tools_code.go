@@ -3,7 +3,7 @@ package gateway
 import (
 	"context"
 
-	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/sandgate/sandgate/gateway/mcpapi"
 
 	"github.com/sandgate/sandgate/runner/protocol"
 )
@@ -22,13 +22,13 @@ type runCodeArgs struct {
 func codeTools() []toolDef {
 	return []toolDef{
 		{category: catCode, needsBox: true, summary: summarize("language"), run: runCode,
-			tool: mcp.NewTool("run_code", argsSchema[runCodeArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
-				mcp.WithDescription("Run a snippet of python, node or bash in the sandbox, with the same streaming, limits and result as run_shell. With stateful (python only) the snippet runs in the sandbox's long-lived interpreter instead: state persists between calls, the value of a final expression is returned as result, matplotlib figures as PNG images, an exception as a traceback (isError); interpreter_restart clears the state."))},
+			tool: mcpapi.NewTool("run_code", argsSchema[runCodeArgs](), mcpapi.WithReadOnlyHintAnnotation(false), mcpapi.WithDestructiveHintAnnotation(true),
+				mcpapi.WithDescription("Run a snippet of python, node or bash in the sandbox, with the same streaming, limits and result as run_shell. With stateful (python only) the snippet runs in the sandbox's long-lived interpreter instead: state persists between calls, the value of a final expression is returned as result, matplotlib figures as PNG images, an exception as a traceback (isError); interpreter_restart clears the state."))},
 		interpRestartTool(),
 	}
 }
 
-func runCode(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
+func runCode(ctx context.Context, c *call) (*mcpapi.CallToolResult, error) {
 	a, err := bind[runCodeArgs](c)
 	if err != nil {
 		return nil, err

@@ -9,7 +9,8 @@ import (
 	"maps"
 	"strings"
 
-	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/sandgate/sandgate/gateway/mcpapi"
+	"github.com/sandgate/sandgate/gateway/mcpedge"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/sandgate/sandgate/auth"
@@ -32,7 +33,7 @@ const sandboxIDArg = "sandbox_id"
 func ManifestOptions(cfg Config) manifest.Options {
 	cfg = cfg.WithDefaults()
 	return manifest.Options{Categories: allCategories, Scopes: auth.AllScopes, MaxTimeout: cfg.Limits.CallTimeout,
-		Reserved: allToolNames(), ReservedArguments: []string{sandboxIDArg}}
+		Reserved: allToolNames(), ReservedArguments: []string{sandboxIDArg}, CheckInputSchema: mcpedge.CheckInputSchema}
 }
 
 // customToolDef makes a manifest a tool like the built-in ones: it goes
@@ -53,17 +54,17 @@ func (g *Server) customToolDef(m *manifest.Manifest) (toolDef, *jsonschema.Schem
 	if m.Destructive != nil {
 		destructive = *m.Destructive
 	}
-	tool := mcp.Tool{Name: m.Name, Description: m.Description + " Requires scope: " + m.Scope + ".",
-		RawInputSchema: listed, RawOutputSchema: m.OutputSchema,
-		Annotations: mcp.ToolAnnotation{ReadOnlyHint: ptr(readOnly), DestructiveHint: ptr(destructive), IdempotentHint: ptr(readOnly),
+	tool := mcpapi.Tool{Name: m.Name, Description: m.Description + " Requires scope: " + m.Scope + ".",
+		InputSchema: listed, OutputSchema: m.OutputSchema,
+		Annotations: mcpapi.ToolAnnotation{ReadOnlyHint: readOnly, DestructiveHint: destructive, IdempotentHint: readOnly,
 			// A command may use whatever egress the operator allows.
-			OpenWorldHint: ptr(g.cfg.Egress.Policy.AllowsAny())}}
+			OpenWorldHint: g.cfg.Egress.Policy.AllowsAny()}}
 	command := audit.Clip(strings.Join(m.Command, " "), 200)
 	d := toolDef{category: m.Category, tool: tool, needsBox: true, scopes: []string{m.Scope},
 		// Arguments may hold anything; the audit record names only the
 		// operator's command.
 		summary: func(map[string]any) map[string]string { return map[string]string{"command": command} },
-		run:     func(ctx context.Context, c *call) (*mcp.CallToolResult, error) { return runCustom(ctx, c, m) }}
+		run:     func(ctx context.Context, c *call) (*mcpapi.CallToolResult, error) { return runCustom(ctx, c, m) }}
 	return d, sch, nil
 }
 
@@ -85,7 +86,7 @@ func withSandboxID(schema json.RawMessage) (json.RawMessage, error) {
 // runCustom runs a manifest's command with the call's arguments as JSON
 // on its standard input. Its lifetime is the call's: the timeout, a
 // cancellation or the session's end stops it, as run_shell's.
-func runCustom(ctx context.Context, c *call, m *manifest.Manifest) (*mcp.CallToolResult, error) {
+func runCustom(ctx context.Context, c *call, m *manifest.Manifest) (*mcpapi.CallToolResult, error) {
 	args := maps.Clone(c.args)
 	delete(args, sandboxIDArg)
 	stdin, err := json.Marshal(args)
@@ -108,7 +109,7 @@ func runCustom(ctx context.Context, c *call, m *manifest.Manifest) (*mcp.CallToo
 	if err != nil {
 		msg := fmt.Sprintf("%s: %v", m.Name, err)
 		c.end.Outcome, c.end.Error = "error", audit.Clip(msg, 500)
-		return mcp.NewToolResultError(msg + "\n" + execText(o)), nil
+		return mcpapi.NewToolResultError(msg + "\n" + execText(o)), nil
 	}
 	return structured(v, execText(o), false), nil
 }

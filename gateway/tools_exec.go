@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/sandgate/sandgate/gateway/mcpapi"
 
 	"github.com/sandgate/sandgate/runner/protocol"
 )
@@ -44,8 +44,8 @@ type execOutput struct {
 func execTools() []toolDef {
 	return append([]toolDef{
 		{category: catExec, needsBox: true, summary: summarize("command", "cwd"), run: runShell,
-			tool: mcp.NewTool("run_shell", argsSchema[runShellArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
-				mcp.WithDescription("Run a shell command in the sandbox (network only through its egress proxy, to what its allowlist allows). Output streams as progress/log notifications while it runs; the result carries exit code, capped stdout/stderr (1 MiB each), duration, CPU time and memory peak. isError is set when the command exits non-zero, times out, is killed or runs out of memory. When the command exits, everything it started is killed; use background for servers."))},
+			tool: mcpapi.NewTool("run_shell", argsSchema[runShellArgs](), mcpapi.WithReadOnlyHintAnnotation(false), mcpapi.WithDestructiveHintAnnotation(true),
+				mcpapi.WithDescription("Run a shell command in the sandbox (network only through its egress proxy, to what its allowlist allows). Output streams as progress/log notifications while it runs; the result carries exit code, capped stdout/stderr (1 MiB each), duration, CPU time and memory peak. isError is set when the command exits non-zero, times out, is killed or runs out of memory. When the command exits, everything it started is killed; use background for servers."))},
 	}, processTools()...)
 }
 
@@ -84,7 +84,7 @@ func secondsUpTo(seconds float64, limit time.Duration) (time.Duration, error) {
 	return limit, nil
 }
 
-func runShell(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
+func runShell(ctx context.Context, c *call) (*mcpapi.CallToolResult, error) {
 	a, err := bind[runShellArgs](c)
 	if err != nil {
 		return nil, err
@@ -117,7 +117,7 @@ func runShell(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
 
 // stream runs a streaming runner operation (exec or code) and builds the
 // result from its output and final status.
-func (c *call) stream(ctx context.Context, op protocol.Op, params any, timeoutMs int64) (*mcp.CallToolResult, error) {
+func (c *call) stream(ctx context.Context, op protocol.Op, params any, timeoutMs int64) (*mcpapi.CallToolResult, error) {
 	o, err := c.execStream(ctx, op, params, timeoutMs)
 	if err != nil {
 		return nil, err
@@ -134,7 +134,7 @@ func (c *call) execStream(ctx context.Context, op protocol.Op, params any, timeo
 	defer cancel()
 	// Replacement characters can make decoded text slightly longer than
 	// the runner's byte cap; the margin keeps an honest runner's output.
-	out := newOutput(ctx, c.req, protocol.DefaultOutputCap+protocol.DefaultOutputCap/8)
+	out := newOutput(c.req, protocol.DefaultOutputCap+protocol.DefaultOutputCap/8)
 	raw, err := c.runner.Stream(ctx, op, params, out.event)
 	out.flush()
 	if err != nil {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/sandgate/sandgate/gateway/mcpapi"
 
 	"github.com/sandgate/sandgate/runner/protocol"
 )
@@ -63,29 +63,29 @@ type searchFilesArgs struct {
 func fileTools() []toolDef {
 	return []toolDef{
 		{category: catFiles, needsBox: true, summary: summarize("path", "encoding"), run: runReadFile,
-			tool: mcp.NewTool("read_file", argsSchema[readFileArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
-				mcp.WithDescription("Read a file in the sandbox. The text content is the file's text (base64 when encoding is base64 or the file is binary). Read part of a large file with offset/limit (bytes) or start_line/end_line. Files above 10 MiB must be read in ranges."))},
+			tool: mcpapi.NewTool("read_file", argsSchema[readFileArgs](), mcpapi.WithReadOnlyHintAnnotation(true), mcpapi.WithDestructiveHintAnnotation(false),
+				mcpapi.WithDescription("Read a file in the sandbox. The text content is the file's text (base64 when encoding is base64 or the file is binary). Read part of a large file with offset/limit (bytes) or start_line/end_line. Files above 10 MiB must be read in ranges."))},
 		{category: catFiles, needsBox: true, summary: summarize("path", "encoding", "mode"), run: runWriteFile,
-			tool: mcp.NewTool("write_file", argsSchema[writeFileArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true), mcp.WithIdempotentHintAnnotation(true),
-				mcp.WithDescription("Create or replace a file in the sandbox atomically, creating parent directories."))},
+			tool: mcpapi.NewTool("write_file", argsSchema[writeFileArgs](), mcpapi.WithReadOnlyHintAnnotation(false), mcpapi.WithDestructiveHintAnnotation(true), mcpapi.WithIdempotentHintAnnotation(true),
+				mcpapi.WithDescription("Create or replace a file in the sandbox atomically, creating parent directories."))},
 		{category: catFiles, needsBox: true, summary: summarize("path"), run: runEditFile,
-			tool: mcp.NewTool("edit_file", argsSchema[editFileArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
-				mcp.WithDescription("Edit a file in one of three ways: replace old_string with new_string (old_string must match exactly once unless replace_all); insert text before insert_line; or delete start_line..end_line."))},
+			tool: mcpapi.NewTool("edit_file", argsSchema[editFileArgs](), mcpapi.WithReadOnlyHintAnnotation(false), mcpapi.WithDestructiveHintAnnotation(true),
+				mcpapi.WithDescription("Edit a file in one of three ways: replace old_string with new_string (old_string must match exactly once unless replace_all); insert text before insert_line; or delete start_line..end_line."))},
 		{category: catFiles, needsBox: true, summary: summarize("path"), run: runListDirectory,
-			tool: mcp.NewTool("list_directory", argsSchema[listDirectoryArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
-				mcp.WithDescription("List a directory in the sandbox with sizes and types, optionally recursively (depth) and including hidden entries."))},
+			tool: mcpapi.NewTool("list_directory", argsSchema[listDirectoryArgs](), mcpapi.WithReadOnlyHintAnnotation(true), mcpapi.WithDestructiveHintAnnotation(false),
+				mcpapi.WithDescription("List a directory in the sandbox with sizes and types, optionally recursively (depth) and including hidden entries."))},
 		{category: catFiles, needsBox: true, summary: summarize("path"), run: runFileInfo,
-			tool: mcp.NewTool("file_info", argsSchema[fileInfoArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
-				mcp.WithDescription("Describe a file or directory: type, size, permissions, modification time, symlink target."))},
+			tool: mcpapi.NewTool("file_info", argsSchema[fileInfoArgs](), mcpapi.WithReadOnlyHintAnnotation(true), mcpapi.WithDestructiveHintAnnotation(false),
+				mcpapi.WithDescription("Describe a file or directory: type, size, permissions, modification time, symlink target."))},
 		{category: catFiles, needsBox: true, summary: summarize("pattern", "path", "glob"), run: runSearchFiles,
-			tool: mcp.NewTool("search_files", argsSchema[searchFilesArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
-				mcp.WithDescription("Search file contents in the sandbox with a regular expression; returns matching lines with file and line number. Binary files, hidden directories and files above 10 MiB are skipped."))},
+			tool: mcpapi.NewTool("search_files", argsSchema[searchFilesArgs](), mcpapi.WithReadOnlyHintAnnotation(true), mcpapi.WithDestructiveHintAnnotation(false),
+				mcpapi.WithDescription("Search file contents in the sandbox with a regular expression; returns matching lines with file and line number. Binary files, hidden directories and files above 10 MiB are skipped."))},
 	}
 }
 
 // unaryTool runs one request/response runner operation and renders its
 // result as structured content plus text.
-func unaryTool[Res any](ctx context.Context, c *call, op protocol.Op, params any, text func(Res) string) (*mcp.CallToolResult, error) {
+func unaryTool[Res any](ctx context.Context, c *call, op protocol.Op, params any, text func(Res) string) (*mcpapi.CallToolResult, error) {
 	var res Res
 	if err := c.runner.Call(ctx, op, params, &res); err != nil {
 		return nil, err
@@ -93,7 +93,7 @@ func unaryTool[Res any](ctx context.Context, c *call, op protocol.Op, params any
 	return structured(res, text(res), false), nil
 }
 
-func runReadFile(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
+func runReadFile(ctx context.Context, c *call) (*mcpapi.CallToolResult, error) {
 	a, err := bind[readFileArgs](c)
 	if err != nil {
 		return nil, err
@@ -113,7 +113,7 @@ func runReadFile(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
 	return structured(res, content, false), nil
 }
 
-func runWriteFile(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
+func runWriteFile(ctx context.Context, c *call) (*mcpapi.CallToolResult, error) {
 	a, err := bind[writeFileArgs](c)
 	if err != nil {
 		return nil, err
@@ -136,7 +136,7 @@ func runWriteFile(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
 	return structured(res, fmt.Sprintf("wrote %d bytes to %s", res.Bytes, res.Path), false), nil
 }
 
-func runEditFile(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
+func runEditFile(ctx context.Context, c *call) (*mcpapi.CallToolResult, error) {
 	a, err := bind[editFileArgs](c)
 	if err != nil {
 		return nil, err
@@ -148,7 +148,7 @@ func runEditFile(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
 	})
 }
 
-func runListDirectory(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
+func runListDirectory(ctx context.Context, c *call) (*mcpapi.CallToolResult, error) {
 	a, err := bind[listDirectoryArgs](c)
 	if err != nil {
 		return nil, err
@@ -185,7 +185,7 @@ func listingText(r protocol.ListResult) string {
 	return out
 }
 
-func runFileInfo(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
+func runFileInfo(ctx context.Context, c *call) (*mcpapi.CallToolResult, error) {
 	a, err := bind[fileInfoArgs](c)
 	if err != nil {
 		return nil, err
@@ -193,7 +193,7 @@ func runFileInfo(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
 	return unaryTool(ctx, c, protocol.OpFileStat, protocol.PathRequest{Path: a.Path}, func(r protocol.FileInfo) string { return jsonText(r) })
 }
 
-func runSearchFiles(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
+func runSearchFiles(ctx context.Context, c *call) (*mcpapi.CallToolResult, error) {
 	a, err := bind[searchFilesArgs](c)
 	if err != nil {
 		return nil, err

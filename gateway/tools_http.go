@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/sandgate/sandgate/gateway/mcpapi"
 
 	"github.com/sandgate/sandgate/runner/protocol"
 )
@@ -41,12 +41,12 @@ type httpResponse struct {
 func networkTools() []toolDef {
 	return []toolDef{
 		{category: catNetwork, needsBox: true, summary: summarize("method", "url"), run: runHTTPRequest,
-			tool: mcp.NewTool("http_request", argsSchema[httpRequestArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(false),
-				mcp.WithDescription("Make an HTTP request from inside the sandbox, through its egress proxy: only hosts on the sandbox's network allowlist are reachable. The text content is the response body (base64 when binary); structuredContent has the status, headers and sizes."))},
+			tool: mcpapi.NewTool("http_request", argsSchema[httpRequestArgs](), mcpapi.WithReadOnlyHintAnnotation(false), mcpapi.WithDestructiveHintAnnotation(false),
+				mcpapi.WithDescription("Make an HTTP request from inside the sandbox, through its egress proxy: only hosts on the sandbox's network allowlist are reachable. The text content is the response body (base64 when binary); structuredContent has the status, headers and sizes."))},
 	}
 }
 
-func runHTTPRequest(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
+func runHTTPRequest(ctx context.Context, c *call) (*mcpapi.CallToolResult, error) {
 	a, err := bind[httpRequestArgs](c)
 	if err != nil {
 		return nil, err

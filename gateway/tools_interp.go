@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/sandgate/sandgate/gateway/mcpapi"
 
 	"github.com/sandgate/sandgate/gateway/audit"
 	"github.com/sandgate/sandgate/runner/protocol"
@@ -49,13 +49,13 @@ type interpRestartArgs struct {
 
 func interpRestartTool() toolDef {
 	return toolDef{category: catCode, needsBox: true, summary: summarize("language"), run: runInterpRestart,
-		tool: mcp.NewTool("interpreter_restart", argsSchema[interpRestartArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
-			mcp.WithDescription("Restart the sandbox's stateful python interpreter (run_code with stateful): every variable, import and definition is gone afterwards. A running cell is waited for first."))}
+		tool: mcpapi.NewTool("interpreter_restart", argsSchema[interpRestartArgs](), mcpapi.WithReadOnlyHintAnnotation(false), mcpapi.WithDestructiveHintAnnotation(true),
+			mcpapi.WithDescription("Restart the sandbox's stateful python interpreter (run_code with stateful): every variable, import and definition is gone afterwards. A running cell is waited for first."))}
 }
 
 // runStateful runs a run_code call with stateful in the sandbox's
 // interpreter.
-func runStateful(ctx context.Context, c *call, a runCodeArgs, timeoutMs int64) (*mcp.CallToolResult, error) {
+func runStateful(ctx context.Context, c *call, a runCodeArgs, timeoutMs int64) (*mcpapi.CallToolResult, error) {
 	if a.Language != string(protocol.Python) {
 		return nil, fmt.Errorf("stateful runs python only; run %s code without stateful", a.Language)
 	}
@@ -71,14 +71,14 @@ func runStateful(ctx context.Context, c *call, a runCodeArgs, timeoutMs int64) (
 	}
 	o := interpOutput{Stdout: r.Stdout, Stderr: r.Stderr, Result: r.Result, HasResult: r.HasResult, Error: r.Error, ErrorName: r.ErrorName,
 		TimedOut: r.TimedOut, Restarted: r.Restarted, DurationMs: r.DurationMs, Message: r.Message}
-	var images []mcp.Content
+	var images []mcpapi.Content
 	total := 0
 	for _, png := range r.Figures {
 		if !bytes.HasPrefix(png, pngMagic) || total+len(png) > maxFigureBytes {
 			continue
 		}
 		total += len(png)
-		images = append(images, mcp.NewImageContent(base64.StdEncoding.EncodeToString(png), "image/png"))
+		images = append(images, mcpapi.NewImageContent(base64.StdEncoding.EncodeToString(png), "image/png"))
 	}
 	o.Figures = len(images)
 	c.recordInterp(o)
@@ -87,7 +87,7 @@ func runStateful(ctx context.Context, c *call, a runCodeArgs, timeoutMs int64) (
 	return res, nil
 }
 
-func runInterpRestart(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
+func runInterpRestart(ctx context.Context, c *call) (*mcpapi.CallToolResult, error) {
 	a, err := bind[interpRestartArgs](c)
 	if err != nil {
 		return nil, err

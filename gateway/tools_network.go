@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/sandgate/sandgate/gateway/mcpapi"
 
 	"github.com/sandgate/sandgate/gateway/fleet"
 )
@@ -48,7 +48,7 @@ func nonNil(s []string) []string {
 	return s
 }
 
-func runSandboxNetwork(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
+func runSandboxNetwork(ctx context.Context, c *call) (*mcpapi.CallToolResult, error) {
 	a, err := bind[sandboxNetworkArgs](c)
 	if err != nil {
 		return nil, err

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/sandgate/sandgate/gateway/mcpapi"
 
 	"github.com/sandgate/sandgate/runner/protocol"
 )
@@ -68,11 +68,11 @@ type notebookOutput struct {
 
 func notebookTools() []toolDef {
 	return []toolDef{{category: catCode, needsBox: true, summary: summarize("path", "on_error"), run: runNotebook,
-		tool: mcp.NewTool("run_notebook", argsSchema[runNotebookArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
-			mcp.WithDescription("Run a Jupyter notebook (.ipynb, nbformat 4, python) in the sandbox's stateful interpreter, code cell by code cell, write the outputs (streams, results, matplotlib figures as PNG, errors) and execution counts back into the file, and return a summary. Markdown cells are skipped; everything else in the file is kept. A progress notification follows each cell. isError is set when a cell fails."))}}
+		tool: mcpapi.NewTool("run_notebook", argsSchema[runNotebookArgs](), mcpapi.WithReadOnlyHintAnnotation(false), mcpapi.WithDestructiveHintAnnotation(true),
+			mcpapi.WithDescription("Run a Jupyter notebook (.ipynb, nbformat 4, python) in the sandbox's stateful interpreter, code cell by code cell, write the outputs (streams, results, matplotlib figures as PNG, errors) and execution counts back into the file, and return a summary. Markdown cells are skipped; everything else in the file is kept. A progress notification follows each cell. isError is set when a cell fails."))}}
 }
 
-func runNotebook(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
+func runNotebook(ctx context.Context, c *call) (*mcpapi.CallToolResult, error) {
 	a, err := bind[runNotebookArgs](c)
 	if err != nil {
 		return nil, err
@@ -110,7 +110,7 @@ func runNotebook(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
 	if r.out.CodeCells > maxNotebookCodeCells {
 		return nil, fmt.Errorf("%s has %d code cells; run_notebook runs at most %d: split the notebook", path, r.out.CodeCells, maxNotebookCodeCells)
 	}
-	r.progress = newOutput(ctx, c.req, 0)
+	r.progress = newOutput(c.req, 0)
 	if a.Restart {
 		if err := r.restart(ctx); err != nil {
 			return nil, err

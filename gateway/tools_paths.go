@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/sandgate/sandgate/gateway/mcpapi"
 
 	"github.com/sandgate/sandgate/runner/protocol"
 )
@@ -32,14 +32,14 @@ type removePathArgs struct {
 func pathTools() []toolDef {
 	return []toolDef{
 		{category: catFiles, needsBox: true, summary: summarize("path", "mode"), run: runMakeDirectory,
-			tool: mcp.NewTool("make_directory", argsSchema[makeDirectoryArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(false), mcp.WithIdempotentHintAnnotation(true),
-				mcp.WithDescription("Create a directory and any missing parents in the sandbox."))},
+			tool: mcpapi.NewTool("make_directory", argsSchema[makeDirectoryArgs](), mcpapi.WithReadOnlyHintAnnotation(false), mcpapi.WithDestructiveHintAnnotation(false), mcpapi.WithIdempotentHintAnnotation(true),
+				mcpapi.WithDescription("Create a directory and any missing parents in the sandbox."))},
 		{category: catFiles, needsBox: true, summary: summarize("from", "to"), run: runMovePath,
-			tool: mcp.NewTool("move_path", argsSchema[movePathArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
-				mcp.WithDescription("Move or rename a file or directory in the sandbox. An existing destination is an error unless overwrite."))},
+			tool: mcpapi.NewTool("move_path", argsSchema[movePathArgs](), mcpapi.WithReadOnlyHintAnnotation(false), mcpapi.WithDestructiveHintAnnotation(true),
+				mcpapi.WithDescription("Move or rename a file or directory in the sandbox. An existing destination is an error unless overwrite."))},
 		{category: catFiles, needsBox: true, summary: summarize("path"), run: runRemovePath,
-			tool: mcp.NewTool("remove_path", argsSchema[removePathArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
-				mcp.WithDescription("Remove a file or empty directory in the sandbox; recursive removes a whole tree. The workspace root itself cannot be removed."))},
+			tool: mcpapi.NewTool("remove_path", argsSchema[removePathArgs](), mcpapi.WithReadOnlyHintAnnotation(false), mcpapi.WithDestructiveHintAnnotation(true),
+				mcpapi.WithDescription("Remove a file or empty directory in the sandbox; recursive removes a whole tree. The workspace root itself cannot be removed."))},
 	}
 }
 
@@ -55,7 +55,7 @@ func parseMode(s string) (uint32, error) {
 	return uint32(m), nil
 }
 
-func runMakeDirectory(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
+func runMakeDirectory(ctx context.Context, c *call) (*mcpapi.CallToolResult, error) {
 	a, err := bind[makeDirectoryArgs](c)
 	if err != nil {
 		return nil, err
@@ -69,7 +69,7 @@ func runMakeDirectory(ctx context.Context, c *call) (*mcp.CallToolResult, error)
 	})
 }
 
-func runMovePath(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
+func runMovePath(ctx context.Context, c *call) (*mcpapi.CallToolResult, error) {
 	a, err := bind[movePathArgs](c)
 	if err != nil {
 		return nil, err
@@ -79,7 +79,7 @@ func runMovePath(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
 	})
 }
 
-func runRemovePath(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
+func runRemovePath(ctx context.Context, c *call) (*mcpapi.CallToolResult, error) {
 	a, err := bind[removePathArgs](c)
 	if err != nil {
 		return nil, err

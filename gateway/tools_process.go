@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/sandgate/sandgate/gateway/mcpapi"
 
 	"github.com/sandgate/sandgate/runner/protocol"
 )
@@ -42,19 +42,19 @@ type processOutputResult struct {
 func processTools() []toolDef {
 	return []toolDef{
 		{category: catExec, needsBox: true, summary: summarize(), run: runProcessList,
-			tool: mcp.NewTool("process_list", argsSchema[processListArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
-				mcp.WithDescription("List the sandbox's background processes, running and exited, with exit status."))},
+			tool: mcpapi.NewTool("process_list", argsSchema[processListArgs](), mcpapi.WithReadOnlyHintAnnotation(true), mcpapi.WithDestructiveHintAnnotation(false),
+				mcpapi.WithDescription("List the sandbox's background processes, running and exited, with exit status."))},
 		{category: catExec, needsBox: true, summary: summarize("process_id"), run: runProcessOutput,
-			tool: mcp.NewTool("process_output", argsSchema[processOutputArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
-				mcp.WithDescription("Read a background process's output (stdout and stderr) from an offset; returns next_offset to continue from, and the process's status."))},
+			tool: mcpapi.NewTool("process_output", argsSchema[processOutputArgs](), mcpapi.WithReadOnlyHintAnnotation(true), mcpapi.WithDestructiveHintAnnotation(false),
+				mcpapi.WithDescription("Read a background process's output (stdout and stderr) from an offset; returns next_offset to continue from, and the process's status."))},
 		{category: catExec, needsBox: true, summary: summarize("process_id", "signal"), run: runProcessKill,
-			tool: mcp.NewTool("process_kill", argsSchema[processKillArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
-				mcp.WithDescription("Send a signal (default SIGTERM) to a background process and everything it started."))},
+			tool: mcpapi.NewTool("process_kill", argsSchema[processKillArgs](), mcpapi.WithReadOnlyHintAnnotation(false), mcpapi.WithDestructiveHintAnnotation(true),
+				mcpapi.WithDescription("Send a signal (default SIGTERM) to a background process and everything it started."))},
 		processInputTool(),
 	}
 }
 
-func runProcessList(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
+func runProcessList(ctx context.Context, c *call) (*mcpapi.CallToolResult, error) {
 	return unaryTool(ctx, c, protocol.OpProcessList, struct{}{}, func(r protocol.ProcessList) string {
 		if len(r.Processes) == 0 {
 			return "no background processes"
@@ -79,7 +79,7 @@ func processState(p protocol.ProcessInfo) string {
 	return "exited"
 }
 
-func runProcessOutput(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
+func runProcessOutput(ctx context.Context, c *call) (*mcpapi.CallToolResult, error) {
 	a, err := bind[processOutputArgs](c)
 	if err != nil {
 		return nil, err
@@ -108,7 +108,7 @@ func validText(b []byte) string {
 	return strings.ToValidUTF8(string(b), "\uFFFD")
 }
 
-func runProcessKill(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
+func runProcessKill(ctx context.Context, c *call) (*mcpapi.CallToolResult, error) {
 	a, err := bind[processKillArgs](c)
 	if err != nil {
 		return nil, err
@@ -127,11 +127,11 @@ type processInputArgs struct {
 
 func processInputTool() toolDef {
 	return toolDef{category: catExec, needsBox: true, summary: summarize("process_id"), run: runProcessInput,
-		tool: mcp.NewTool("process_input", argsSchema[processInputArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(false),
-			mcp.WithDescription("Write to a background process's standard input, optionally closing it afterwards."))}
+		tool: mcpapi.NewTool("process_input", argsSchema[processInputArgs](), mcpapi.WithReadOnlyHintAnnotation(false), mcpapi.WithDestructiveHintAnnotation(false),
+			mcpapi.WithDescription("Write to a background process's standard input, optionally closing it afterwards."))}
 }
 
-func runProcessInput(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
+func runProcessInput(ctx context.Context, c *call) (*mcpapi.CallToolResult, error) {
 	a, err := bind[processInputArgs](c)
 	if err != nil {
 		return nil, err

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/sandgate/sandgate/gateway/mcpapi"
 
 	"github.com/sandgate/sandgate/gateway/fleet"
 	"github.com/sandgate/sandgate/runner/protocol"
@@ -53,21 +53,21 @@ type workspaceInfo struct {
 func sandboxTools() []toolDef {
 	return []toolDef{
 		{category: catSandbox, summary: summarize("image"), run: runSandboxCreate,
-			tool: mcp.NewTool("sandbox_create", argsSchema[sandboxCreateArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(false),
-				mcp.WithDescription("Create a new sandbox (a container with its own /workspace and resource limits, and network only to what its egress allowlist allows) and return its sandbox_id. Pass sandbox_id to the other tools to use it. Required for clients without an MCP session."))},
+			tool: mcpapi.NewTool("sandbox_create", argsSchema[sandboxCreateArgs](), mcpapi.WithReadOnlyHintAnnotation(false), mcpapi.WithDestructiveHintAnnotation(false),
+				mcpapi.WithDescription("Create a new sandbox (a container with its own /workspace and resource limits, and network only to what its egress allowlist allows) and return its sandbox_id. Pass sandbox_id to the other tools to use it. Required for clients without an MCP session."))},
 		{category: catSandbox, summary: summarize("sandbox_id"), run: runSandboxInfo,
-			tool: mcp.NewTool("sandbox_info", argsSchema[sandboxRefArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
-				mcp.WithDescription("Describe a sandbox: image, limits, expiry, network allowlist, and live resource use (memory, CPU, processes, workspace)."))},
+			tool: mcpapi.NewTool("sandbox_info", argsSchema[sandboxRefArgs](), mcpapi.WithReadOnlyHintAnnotation(true), mcpapi.WithDestructiveHintAnnotation(false),
+				mcpapi.WithDescription("Describe a sandbox: image, limits, expiry, network allowlist, and live resource use (memory, CPU, processes, workspace)."))},
 		{category: catSandbox, needsBox: true, summary: summarizeNetwork, run: runSandboxNetwork,
-			tool: mcp.NewTool("sandbox_network", argsSchema[sandboxNetworkArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(false),
-				mcp.WithDescription("Show a sandbox's network allowlist, or replace it by passing allow (within what the operator allows your tenant). Programs in the sandbox reach the network only through its proxy (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY are set); new connections follow the new list at once."))},
+			tool: mcpapi.NewTool("sandbox_network", argsSchema[sandboxNetworkArgs](), mcpapi.WithReadOnlyHintAnnotation(false), mcpapi.WithDestructiveHintAnnotation(false),
+				mcpapi.WithDescription("Show a sandbox's network allowlist, or replace it by passing allow (within what the operator allows your tenant). Programs in the sandbox reach the network only through its proxy (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY are set); new connections follow the new list at once."))},
 		{category: catSandbox, summary: summarize("sandbox_id"), run: runSandboxDestroy,
-			tool: mcp.NewTool("sandbox_destroy", argsSchema[sandboxRefArgs](), mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
-				mcp.WithDescription("Destroy a sandbox and everything in it: processes, files, workspace."))},
+			tool: mcpapi.NewTool("sandbox_destroy", argsSchema[sandboxRefArgs](), mcpapi.WithReadOnlyHintAnnotation(false), mcpapi.WithDestructiveHintAnnotation(true),
+				mcpapi.WithDescription("Destroy a sandbox and everything in it: processes, files, workspace."))},
 	}
 }
 
-func runSandboxCreate(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
+func runSandboxCreate(ctx context.Context, c *call) (*mcpapi.CallToolResult, error) {
 	a, err := bind[sandboxCreateArgs](c)
 	if err != nil {
 		return nil, err
@@ -119,7 +119,7 @@ func (c *call) existing(ctx context.Context, id string) (*fleet.Box, error) {
 	return c.g.boxes.Get(ctx, c.p, c.session, b.ID())
 }
 
-func runSandboxInfo(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
+func runSandboxInfo(ctx context.Context, c *call) (*mcpapi.CallToolResult, error) {
 	a, err := bind[sandboxRefArgs](c)
 	if err != nil {
 		return nil, err
@@ -163,7 +163,7 @@ func (c *call) describe(b *fleet.Box, ri *protocol.Info) sandboxInfo {
 			"tmp_bytes": l.TmpBytes, "call_timeout_s": l.CallTimeout.Seconds()}}
 }
 
-func runSandboxDestroy(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
+func runSandboxDestroy(ctx context.Context, c *call) (*mcpapi.CallToolResult, error) {
 	a, err := bind[sandboxRefArgs](c)
 	if err != nil {
 		return nil, err

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/sandgate/sandgate/gateway/mcpapi"
 
 	"github.com/sandgate/sandgate/gateway/codesearch"
 	"github.com/sandgate/sandgate/runner/protocol"
@@ -46,8 +46,8 @@ type strategyOutcome struct {
 func searchTools() []toolDef {
 	return []toolDef{
 		{category: catFiles, needsBox: true, summary: summarize("query", "path", "glob", "lang"), run: runSearchCode,
-			tool: mcp.NewTool("search_code", argsSchema[searchCodeArgs](), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
-				mcp.WithDescription("Search the sandbox's code several ways at once and fuse the rankings by reciprocal rank (score = sum of 1/(60 + rank)): lexical (BM25 over the words and identifiers of source files, definitions of functions, types, classes and methods first), structural (ast-grep syntax-tree patterns over Go, Python, JavaScript/TypeScript and more) and text (the query as a regular expression, like search_files). Each hit says which strategies found it and at what rank. Bounded to 10 s; hidden, node_modules and vendor directories are skipped."))},
+			tool: mcpapi.NewTool("search_code", argsSchema[searchCodeArgs](), mcpapi.WithReadOnlyHintAnnotation(true), mcpapi.WithDestructiveHintAnnotation(false),
+				mcpapi.WithDescription("Search the sandbox's code several ways at once and fuse the rankings by reciprocal rank (score = sum of 1/(60 + rank)): lexical (BM25 over the words and identifiers of source files, definitions of functions, types, classes and methods first), structural (ast-grep syntax-tree patterns over Go, Python, JavaScript/TypeScript and more) and text (the query as a regular expression, like search_files). Each hit says which strategies found it and at what rank. Bounded to 10 s; hidden, node_modules and vendor directories are skipped."))},
 	}
 }
 
@@ -95,7 +95,7 @@ func searchStrategies(c *call) []codesearch.Strategy {
 	}
 }
 
-func runSearchCode(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
+func runSearchCode(ctx context.Context, c *call) (*mcpapi.CallToolResult, error) {
 	a, err := bind[searchCodeArgs](c)
 	if err != nil {
 		return nil, err

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -28,14 +27,7 @@ func newArgValidator(defs []toolDef) (*argValidator, error) {
 	v := &argValidator{schemas: map[string]*jsonschema.Schema{}, printer: message.NewPrinter(language.English)}
 	c := jsonschema.NewCompiler()
 	for _, d := range defs {
-		raw, err := json.Marshal(d.tool.InputSchema)
-		if len(d.tool.RawInputSchema) > 0 {
-			raw, err = d.tool.RawInputSchema, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("encode %s input schema: %w", d.tool.Name, err)
-		}
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(d.tool.InputSchema))
 		if err != nil {
 			return nil, fmt.Errorf("parse %s input schema: %w", d.tool.Name, err)
 		}

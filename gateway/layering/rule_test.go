@@ -25,12 +25,13 @@ func sound() layering.Graph {
 		m + "/sandbox/docker":                {m + "/sandbox", "github.com/docker/docker/client"},
 		"github.com/docker/docker/client":    nil,
 		m + "/auth":                          nil,
-		m + "/gateway":                       {m + "/sandbox", m + "/auth", "github.com/mark3labs/mcp-go/server"},
+		m + "/gateway":                       {m + "/sandbox", m + "/auth", m + "/gateway/mcpapi", "github.com/mark3labs/mcp-go/server"},
+		m + "/gateway/mcpapi":                nil,
 		m + "/gateway/audit":                 nil,
 		"github.com/mark3labs/mcp-go/server": {"github.com/mark3labs/mcp-go/mcp"},
 		"github.com/mark3labs/mcp-go/mcp":    nil,
 		m + "/gateway/fleet":                 {m + "/sandbox", m + "/gateway/audit"},
-		m + "/gateway/mcpedge":               {m + "/gateway/audit", "github.com/mark3labs/mcp-go/server"},
+		m + "/gateway/mcpedge":               {m + "/gateway/audit", m + "/gateway/mcpapi", "github.com/mark3labs/mcp-go/server"},
 		m + "/gateway/e2bbackend":            {m + "/gateway/fleet", m + "/gateway/audit"},
 		m + "/cmd/gateway":                   {m + "/gateway", m + "/gateway/mcpedge", m + "/gateway/e2bbackend"},
 	}
@@ -61,7 +62,8 @@ func TestRulesCanFail(t *testing.T) {
 		onTop      = "the gateway sits on top: nothing below it imports it: "
 		standAlone = "the runner stands alone: it imports none of the gateway's libraries: "
 		noClient   = "the runner links no Docker or Kubernetes client: "
-		mcpEdge    = "mcp-go is known only to the MCP edge and, for now, the gateway's tools: "
+		mcpEdge    = "mcp-go is known only to the MCP edge and, for now, the gateway's resources and prompts: "
+		mcpAPI     = "the MCP surface's types are data: they import no gateway package and not mcp-go: "
 		fleet      = "the fleet keeps sandboxes and speaks no protocol: "
 		edge       = "the MCP edge runs no tool and touches no sandbox: "
 		e2b        = "the E2B adapter knows nothing of MCP: "
@@ -107,6 +109,17 @@ func TestRulesCanFail(t *testing.T) {
 			want: []string{mcpEdge + m + "/cmd/gateway -> github.com/mark3labs/mcp-go/mcp"},
 		},
 		{
+			name: "the MCP types import mcp-go",
+			add:  map[string][]string{m + "/gateway/mcpapi": {"github.com/mark3labs/mcp-go/mcp"}},
+			want: []string{mcpEdge + m + "/gateway/mcpapi -> github.com/mark3labs/mcp-go/mcp",
+				mcpAPI + m + "/gateway/mcpapi -> github.com/mark3labs/mcp-go/mcp"},
+		},
+		{
+			name: "the MCP types import the audit log",
+			add:  map[string][]string{m + "/gateway/mcpapi": {m + "/gateway/audit"}},
+			want: []string{mcpAPI + m + "/gateway/mcpapi -> " + m + "/gateway/audit"},
+		},
+		{
 			name: "the fleet imports the MCP edge",
 			add:  map[string][]string{m + "/gateway/fleet": {m + "/gateway/mcpedge"}},
 			want: []string{fleet + m + "/gateway/fleet -> " + m + "/gateway/mcpedge",
@@ -139,7 +152,7 @@ func TestRulesCanFail(t *testing.T) {
 			t.Errorf("%s:\n got %q\nwant %q", tt.name, got, tt.want)
 		}
 		for _, v := range got {
-			for _, prefix := range []string{onTop, standAlone, noClient, mcpEdge, fleet, edge, e2b} {
+			for _, prefix := range []string{onTop, standAlone, noClient, mcpEdge, mcpAPI, fleet, edge, e2b} {
 				if strings.HasPrefix(v, prefix) {
 					broken[prefix] = true
 				}

@@ -23,10 +23,10 @@ var Rules = []Rule{
 		Except: cgroupLibrary,
 	},
 	OnlyImporters{
-		// The gateway root goes once its tools, resources and prompts
-		// build protocol-neutral results (issue 29, item 6).
-		Why:       "mcp-go is known only to the MCP edge and, for now, the gateway's tools",
-		Importers: Patterns{Module + "/gateway", Module + "/gateway/mcpedge", Module + "/gateway/manifest"},
+		// The gateway root goes once its resources and prompts build
+		// gateway/mcpapi's types, as the tools do (issue 29, item 6).
+		Why:       "mcp-go is known only to the MCP edge and, for now, the gateway's resources and prompts",
+		Importers: Patterns{Module + "/gateway", Module + "/gateway/mcpedge"},
 		Of:        Patterns{"github.com/mark3labs/mcp-go/..."},
 	},
 	NoDeps{
@@ -39,6 +39,12 @@ var Rules = []Rule{
 		Why:  "the MCP edge runs no tool and touches no sandbox",
 		From: Patterns{Module + "/gateway/mcpedge"},
 		To:   Patterns{Module + "/gateway", Module + "/gateway/fleet", Module + "/gateway/e2bbackend", Module + "/sandbox/...", Module + "/runner/..."},
+	},
+	NoDeps{
+		Why:    "the MCP surface's types are data: they import no gateway package and not mcp-go",
+		From:   Patterns{Module + "/gateway/mcpapi"},
+		To:     Patterns{Module + "/...", "github.com/mark3labs/mcp-go/..."},
+		Except: Patterns{Module + "/gateway/mcpapi"},
 	},
 	NoDeps{
 		Why:  "the E2B adapter knows nothing of MCP",

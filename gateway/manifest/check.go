@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -134,10 +133,8 @@ func (c *checker) schema(field string, raw json.RawMessage, input bool) (json.Ra
 			}
 		}
 	}
-	if input {
-		// mcp-go panics on a tool whose x-mcp-header annotations break
-		// its rules; refuse them here instead.
-		if err := mcp.ValidateParamHeaderAnnotations(&mcp.Tool{Name: "t", RawInputSchema: trimmed}); err != nil {
+	if input && c.opts.CheckInputSchema != nil {
+		if err := c.opts.CheckInputSchema(trimmed); err != nil {
 			c.fail(field, "%v", err)
 			return nil, nil
 		}

@@ -56,6 +56,11 @@ type Options struct {
 	// ReservedArguments are input properties the gateway adds to every
 	// custom tool (sandbox_id) and so no manifest may declare.
 	ReservedArguments []string
+	// CheckInputSchema, when set, is the MCP edge's own check of a tool's
+	// input schema (mcpedge.CheckInputSchema): a schema the edge would
+	// refuse when the tool is served is refused here, with the file
+	// named, instead.
+	CheckInputSchema func(schema json.RawMessage) error
 }
 
 // FieldError is one problem with one field of one manifest file.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/gateway/manifest"
+	"github.com/sandgate/sandgate/gateway/mcpedge"
 )
 
 var testOptions = manifest.Options{
@@ -16,6 +17,7 @@ var testOptions = manifest.Options{
 	MaxTimeout:        time.Minute,
 	Reserved:          []string{"run_shell"},
 	ReservedArguments: []string{"sandbox_id"},
+	CheckInputSchema:  mcpedge.CheckInputSchema,
 }
 
 // valid returns a good manifest with change applied to its fields.

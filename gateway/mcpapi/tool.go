@@ -63,10 +63,20 @@ func WithRawInputSchema(s json.RawMessage) ToolOption {
 	return func(t *Tool) { t.InputSchema = s }
 }
 
+// ServerTool is a tool to serve: its definition and the handler of its
+// calls.
+type ServerTool struct {
+	Tool    Tool
+	Handler ToolHandler
+}
+
 // CallToolRequest is one tools/call as a tool's handler sees it.
 type CallToolRequest struct {
 	Name      string
 	Arguments map[string]any // never nil
+	// Session is the legacy MCP session the call came in, or "" for a
+	// sessionless (2026-07-28) request.
+	Session string
 	// ClientName is the clientInfo.name the request's _meta carries, or "".
 	ClientName string
 	// Notifier sends the call's notifications to its client; nil when
@@ -118,19 +128,17 @@ func (r *CallToolResult) Text() string {
 }
 
 // Notifier sends one call's notifications to its client while the call
-// runs. The edge implements it; its methods report whether the
-// notification was queued for the client (false when the client takes
-// none, or stopped taking them).
+// runs; the edge implements it. A notification the client takes none of
+// (no progressToken, a log level above info) is not sent.
 type Notifier interface {
-	// WantsProgress reports whether the client asked for progress
-	// notifications (sent a progressToken).
-	WantsProgress() bool
-	// Progress sends a progress notification, when the client wants them;
-	// total is 0 when unknown.
-	Progress(progress, total int, message string) bool
+	// Progress sends a progress notification; total is 0 when unknown.
+	Progress(progress, total int, message string)
 	// Log sends a log message at level info from logger.
-	Log(logger, text string) bool
-	// Flush waits, bounded, until every notification queued so far is
-	// written to the client, so that the result cannot overtake them.
-	Flush()
+	Log(logger, text string)
+	// Finish ends the call's notifications: it sends status as the last
+	// one (progress at its total, or a log message from logger
+	// "sandgate") and waits, bounded, until every notification of the
+	// call has been written, so that the result cannot overtake them. It
+	// does nothing for a call that sent none.
+	Finish(status string)
 }

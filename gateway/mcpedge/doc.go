@@ -22,7 +22,10 @@
 // behaviour against mcp-go itself (pins_test.go: one Write per message,
 // the session manager's calls, the shape of a broadcast; FuzzPeekMessage:
 // mcp-go reads the split request as the original), so an upgrade that
-// changes it fails here. mcp-go is still imported by the
-// gateway's tools, resources and prompts, which build its types; moving
-// them behind protocol-neutral types is the next step.
+// changes it fails here.
+//
+// The tools speak gateway/mcpapi's types, never mcp-go's: tools.go
+// serves them (their definitions, arguments and results converted), and
+// notify.go sends a running call's progress and log notifications and
+// keeps the result from overtaking them.
 package mcpedge

@@ -1,4 +1,4 @@
-package gateway
+package mcpedge
 
 import (
 	"context"
@@ -15,26 +15,29 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/sandgate/sandgate/runner/protocol"
+	"github.com/sandgate/sandgate/gateway/mcpapi"
 )
 
-// chunkServer serves one tool that streams n chunks through output, the
-// way run_shell forwards a runner's output, and returns at once after the
-// last: the moment mcp-go's notification forwarder can lose the race with
-// the result.
-func chunkServer(t *testing.T, n int, settle bool) string {
+// chunkServer serves one tool that sends n chunks of output through its
+// notifier, the way run_shell forwards a runner's output, and returns at
+// once after the last: the moment mcp-go's notification forwarder can
+// lose the race with the result.
+func chunkServer(t *testing.T, n int, finish bool) string {
 	t.Helper()
 	s := server.NewMCPServer("chunks", "1", server.WithToolCapabilities(false), server.WithLogging())
-	s.AddTool(mcp.NewTool("chunks"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		out := newOutput(ctx, req, 1<<20)
+	s.AddTool(mcp.NewTool("chunks"), serveTool(func(_ context.Context, req mcpapi.CallToolRequest) (*mcpapi.CallToolResult, error) {
+		var out strings.Builder
 		for i := range n {
-			out.event(protocol.Event{Type: protocol.EventStdout, Data: fmt.Appendf(nil, "%d,", i)})
+			chunk := fmt.Sprintf("%d,", i)
+			out.WriteString(chunk)
+			req.Notifier.Progress(out.Len(), 0, chunk)
+			req.Notifier.Log("stdout", chunk)
 		}
-		if settle {
-			out.settle("done")
+		if finish {
+			req.Notifier.Finish("done")
 		}
-		return mcp.NewToolResultText(out.stdout.String()), nil
-	})
+		return mcpapi.NewToolResultText(out.String()), nil
+	}))
 	ts := httptest.NewServer(server.NewStreamableHTTPServer(s))
 	t.Cleanup(ts.Close)
 	return ts.URL + "/mcp"
@@ -129,14 +132,14 @@ func lostChunks(t *testing.T, url string, n, sessions, calls int) int64 {
 
 // TestNotificationsPrecedeTheResult: every output notification of a call
 // reaches the client before the call's result, on a busy scheduler.
-// Without settle, mcp-go v1.2.1 loses or reorders some (the test logs how
+// Without Finish, mcp-go v1.2.1 loses or reorders some (the test logs how
 // many); with it, none.
 func TestNotificationsPrecedeTheResult(t *testing.T) {
 	t.Parallel()
 	const chunks, sessions, calls = 20, 6, 40
 	if testing.Verbose() {
 		bare := lostChunks(t, chunkServer(t, chunks, false), chunks, sessions, calls)
-		t.Logf("without settle: %d of %d calls returned before all their notifications", bare, sessions*calls)
+		t.Logf("without Finish: %d of %d calls returned before all their notifications", bare, sessions*calls)
 	}
 	if lost := lostChunks(t, chunkServer(t, chunks, true), chunks, sessions, calls); lost != 0 {
 		t.Fatalf("%d of %d calls returned before all their notifications", lost, sessions*calls)
