@@ -1,8 +1,8 @@
 package gateway
 
 import (
-	"github.com/sandgate/sandgate/gateway/mcpapi"
 	"github.com/sandgate/sandgate/gateway/fleet"
+	"github.com/sandgate/sandgate/gateway/mcpapi"
 )
 
 // A call's notes tell the caller something about where its call ran

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-
 	"github.com/sandgate/sandgate/gateway/audit"
 	"github.com/sandgate/sandgate/runner/protocol"
 )
