@@ -21,7 +21,7 @@ import (
 
 // call is one tool invocation in flight.
 type call struct {
-	g       *Server
+	g       *Toolbox
 	p       identity.Identity
 	session string
 	req     mcpapi.CallToolRequest
@@ -47,7 +47,7 @@ func bind[T any](c *call) (T, error) {
 // tool.start record is durable before anything runs and the tool.end
 // record before the result is returned; if either cannot be written the
 // call is refused or its result withheld, never returned unaudited.
-func (g *Server) handler(d toolDef) mcpapi.ToolHandler {
+func (g *Toolbox) handler(d toolDef) mcpapi.ToolHandler {
 	return func(ctx context.Context, req mcpapi.CallToolRequest) (*mcpapi.CallToolResult, error) {
 		p, ok := identity.From(ctx)
 		if !ok {
@@ -116,7 +116,7 @@ func (g *Server) handler(d toolDef) mcpapi.ToolHandler {
 // read-only call runs while the record is written and waits for it only
 // before its result is returned, saving one fsync of latency: a crash in
 // between leaves no record of a read whose result nobody received.
-func (g *Server) recordStart(ctx context.Context, d toolDef, start *audit.Event) <-chan error {
+func (g *Toolbox) recordStart(ctx context.Context, d toolDef, start *audit.Event) <-chan error {
 	done := make(chan error, 1)
 	if !readOnly(d) {
 		done <- g.audit.Append(ctx, start)
@@ -133,7 +133,7 @@ func readOnly(d toolDef) bool {
 
 // refuseUnaudited is the result of a call whose tool.start record could
 // not be written: nothing runs (or is returned) unaudited.
-func (g *Server) refuseUnaudited(d toolDef, err error) *mcpapi.CallToolResult {
+func (g *Toolbox) refuseUnaudited(d toolDef, err error) *mcpapi.CallToolResult {
 	g.log.Error("audit append failed; refusing tool call", "tool", d.tool.Name, "error", err)
 	return mcpapi.NewToolResultError(fmt.Sprintf("%v: refusing to run %s unaudited; an operator must fix the audit log (%v)", audit.ErrUnavailable, d.tool.Name, err))
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/sandgate/sandgate/auth/resource"
 	"github.com/sandgate/sandgate/gateway/egress"
 	"github.com/sandgate/sandgate/gateway/fleet"
+	"github.com/sandgate/sandgate/gateway/manifest"
+	"github.com/sandgate/sandgate/gateway/mcpedge"
 	"github.com/sandgate/sandgate/sandbox"
 )
 
@@ -266,6 +268,20 @@ var ErrPoolReplicated = errors.New("a warm pool of replicated gateways needs a p
 func (c Config) SocketDir() string { return filepath.Join(c.VarDir, "sockets") }
 
 // fleet is what the sandbox bookkeeping needs of c (package fleet).
+// ManifestOptions is the policy custom tool manifests are checked
+// against under cfg; `gateway tools check` uses it too.
+func ManifestOptions(cfg Config) manifest.Options {
+	cfg = cfg.WithDefaults()
+	return manifestOptions(cfg.Limits.CallTimeout, mcpedge.CheckInputSchema)
+}
+
+// tools is the tools' part of c; New adds what the gateway builds.
+func (c Config) tools() toolsConfig {
+	return toolsConfig{Image: c.Image, Images: c.Images, Limits: c.Limits, ToolCallsPerMinute: c.ToolCallsPerMinute,
+		Categories: c.Categories, EnabledTools: c.EnabledTools, DisabledTools: c.DisabledTools,
+		EgressPolicy: c.Egress.Policy, EgressLimits: c.Egress.Limits, ToolsDir: c.ToolsDir}
+}
+
 func (c Config) fleet() fleet.Config {
 	return fleet.Config{VarDir: c.VarDir, Image: c.Image, Pool: c.Pool, Limits: c.Limits,
 		MaxSandboxesPerTenant: c.MaxSandboxesPerTenant, ReconcileInterval: c.ReconcileInterval, ReconcileGrace: c.ReconcileGrace,

@@ -34,11 +34,12 @@ type customTools struct {
 // startCustomTools loads the tools directory, if one is configured, and
 // watches it until ctx ends. A directory that cannot be read at start is
 // an error; later, the tools loaded stay.
-func (g *Server) startCustomTools(ctx context.Context) error {
+func (g *Toolbox) startCustomTools(ctx context.Context, publish Publisher) error {
 	if g.cfg.ToolsDir == "" {
 		return nil
 	}
-	ct := &customTools{dir: manifest.NewDir(g.cfg.ToolsDir, ManifestOptions(g.cfg)), defs: map[string]toolDef{},
+	g.publish = publish
+	ct := &customTools{dir: manifest.NewDir(g.cfg.ToolsDir, manifestOptions(g.cfg.Limits.CallTimeout, g.publish.CheckInputSchema)), defs: map[string]toolDef{},
 		manifest: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "sandgate_custom_tool_manifests",
 			Help: "Custom tool manifest files by state: served (as written), invalid (not served as written; see the warnings logged)."}, []string{"state"})}
 	g.metrics.MustRegister(ct.manifest)
@@ -67,7 +68,7 @@ func (g *Server) startCustomTools(ctx context.Context) error {
 // reloadCustomTools reads the directory again and serves what changed;
 // every client is told with notifications/tools/list_changed (see
 // announceToolsChanged).
-func (g *Server) reloadCustomTools() error {
+func (g *Toolbox) reloadCustomTools() error {
 	ct := g.custom
 	rep, err := ct.dir.Reload()
 	if err != nil {
@@ -105,7 +106,7 @@ func (g *Server) reloadCustomTools() error {
 	}
 	ct.mu.Unlock()
 	if len(remove) > 0 {
-		g.edge.RemoveTools(remove...)
+		g.publish.RemoveTools(remove...)
 		ct.mu.Lock()
 		for _, name := range remove {
 			delete(ct.defs, name)
@@ -115,14 +116,14 @@ func (g *Server) reloadCustomTools() error {
 		g.log.Info("custom tools removed", "tools", remove)
 	}
 	if len(add) > 0 {
-		g.edge.AddTools(add...)
+		g.publish.AddTools(add...)
 	}
 	return nil
 }
 
 // lookupTool returns the tool served under name: built-in or custom.
-func (g *Server) lookupTool(name string) (toolDef, bool) {
-	if d, ok := g.tools[name]; ok {
+func (g *Toolbox) lookupTool(name string) (toolDef, bool) {
+	if d, ok := g.defs[name]; ok {
 		return d, true
 	}
 	if g.custom == nil {

@@ -48,7 +48,7 @@ func (c *call) readFile(ctx context.Context, req protocol.ReadRequest) (res prot
 // sandbox's workspace is here (sandbox.HostFiles), the bytes in
 // res.Data, and counts the read by where it goes. ok is false when the
 // host declines, for whatever reason: the caller then asks the runner.
-func (g *Server) readOnHost(ctx context.Context, b *fleet.Box, req protocol.ReadRequest) (res protocol.ReadResult, ok bool) {
+func (g *Toolbox) readOnHost(ctx context.Context, b *fleet.Box, req protocol.ReadRequest) (res protocol.ReadResult, ok bool) {
 	if hf, isHost := b.Sandbox().(sandbox.HostFiles); isHost {
 		req.Raw = true
 		var err error
@@ -63,7 +63,7 @@ func (g *Server) readOnHost(ctx context.Context, b *fleet.Box, req protocol.Read
 // E2B download, and counts the read by where it goes: it fails where
 // read_file would ask the runner, and the download then goes through
 // the runner.
-func (g *Server) openRegular(b *fleet.Box, path string) (*os.File, fs.FileInfo, error) {
+func (g *Toolbox) openRegular(b *fleet.Box, path string) (*os.File, fs.FileInfo, error) {
 	hf, ok := b.Sandbox().(sandbox.HostFiles)
 	if !ok {
 		g.countRead(false)
@@ -75,7 +75,7 @@ func (g *Server) openRegular(b *fleet.Box, path string) (*os.File, fs.FileInfo, 
 }
 
 // countRead counts a file read by where it was served.
-func (g *Server) countRead(onHost bool) {
+func (g *Toolbox) countRead(onHost bool) {
 	via := metrics.ReadRunner
 	if onHost {
 		via = metrics.ReadHost

@@ -43,7 +43,7 @@ func TestEnabledTools(t *testing.T) {
 	t.Parallel()
 	names := func(cfg Config) []string {
 		var out []string
-		for _, d := range enabledTools(cfg) {
+		for _, d := range enabledTools(cfg.tools()) {
 			out = append(out, d.tool.Name)
 		}
 		return out
@@ -61,7 +61,7 @@ func TestEnabledTools(t *testing.T) {
 	}
 	open := func(cfg Config) []string {
 		var out []string
-		for _, d := range enabledTools(cfg) {
+		for _, d := range enabledTools(cfg.tools()) {
 			if d.tool.Annotations.OpenWorldHint {
 				out = append(out, d.tool.Name)
 			}
@@ -132,7 +132,7 @@ func TestCallLimits(t *testing.T) {
 func TestCallTimeoutIsSentAsConfigured(t *testing.T) {
 	t.Parallel()
 	cfg := Config{Limits: sandbox.Limits{CallTimeout: 20 * time.Minute}}.WithDefaults()
-	c := &call{g: &Server{cfg: cfg}}
+	c := &call{g: &Toolbox{cfg: cfg.tools()}}
 	for _, tt := range []struct {
 		asked float64
 		want  time.Duration

@@ -22,7 +22,7 @@ import (
 // name tool (e.g. "resources/read"). As for a read-only tool, fn runs
 // while the start record is written, and its result leaves only once
 // both records are durable.
-func (g *Server) resourceCall(ctx context.Context, p identity.Identity, session string, b *fleet.Box, tool string, summary map[string]string, fn func(ctx context.Context, rc *protocol.Client) error) error {
+func (g *Toolbox) resourceCall(ctx context.Context, p identity.Identity, session string, b *fleet.Box, tool string, summary map[string]string, fn func(ctx context.Context, rc *protocol.Client) error) error {
 	began := time.Now()
 	start := &audit.Event{Kind: audit.KindToolStart, Principal: p, Session: session, Tool: tool, RequestID: uuid.NewString(),
 		Summary: summary, SandboxID: b.ID(), ContainerID: b.Info().ContainerID}
@@ -65,7 +65,7 @@ func (g *Server) resourceCall(ctx context.Context, p identity.Identity, session 
 
 // appendEnd writes a call's last record (a resource read's, an E2B
 // API call's) and counts the call.
-func (g *Server) appendEnd(ctx context.Context, end *audit.Event, began time.Time) error {
+func (g *Toolbox) appendEnd(ctx context.Context, end *audit.Event, began time.Time) error {
 	end.DurationMs = time.Since(began).Milliseconds()
 	g.metrics.ToolCalls.WithLabelValues(end.Tool, cmp.Or(end.Outcome, audit.OutcomeDenied)).Inc()
 	metrics.Since(g.metrics.ToolSeconds.WithLabelValues(end.Tool), began)

@@ -35,7 +35,7 @@ func (g *Server) readSandboxResource(ctx context.Context, req mcp.ReadResourceRe
 		return nil, err
 	}
 	var out []mcp.ResourceContents
-	err = g.resourceCall(ctx, p, session, b, toolResourcesRead, map[string]string{"uri": audit.Clip(uri, 200)}, func(ctx context.Context, rc *protocol.Client) error {
+	err = g.tools.resourceCall(ctx, p, session, b, toolResourcesRead, map[string]string{"uri": audit.Clip(uri, 200)}, func(ctx context.Context, rc *protocol.Client) error {
 		out, err = g.readContents(ctx, b, rc, uri, ref.runnerPath())
 		return runnerNotFound(ctx, uri, err)
 	})
@@ -46,7 +46,7 @@ func (g *Server) readSandboxResource(ctx context.Context, req mcp.ReadResourceRe
 // this host's disk when it can (see readOnHost), else, and always for a
 // directory, through rc.
 func (g *Server) readContents(ctx context.Context, b *fleet.Box, rc *protocol.Client, uri, path string) ([]mcp.ResourceContents, error) {
-	if res, ok := g.readOnHost(ctx, b, protocol.ReadRequest{Path: path, MaxBytes: maxResourceBytes}); ok {
+	if res, ok := g.tools.readOnHost(ctx, b, protocol.ReadRequest{Path: path, MaxBytes: maxResourceBytes}); ok {
 		return fileContents(uri, path, res.Data), nil
 	}
 	var fi protocol.FileInfo

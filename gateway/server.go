@@ -13,7 +13,6 @@ import (
 	"github.com/sandgate/sandgate/gateway/audit"
 	"github.com/sandgate/sandgate/gateway/e2bbackend"
 	"github.com/sandgate/sandgate/gateway/fleet"
-	"github.com/sandgate/sandgate/gateway/mcpapi"
 	"github.com/sandgate/sandgate/gateway/mcpedge"
 	"github.com/sandgate/sandgate/gateway/metrics"
 	"github.com/sandgate/sandgate/sandbox"
@@ -37,12 +36,9 @@ type Server struct {
 	audit    AuditStore
 	boxes    *fleet.Fleet
 	edge     *mcpedge.Edge
-	sessions *mcpedge.Sessions  // the edge's
-	mcp      *server.MCPServer  // the edge's, where tools, resources and prompts are registered
-	tools    map[string]toolDef // enabled built-in tools by name
-	custom   *customTools       // the operator's tools; nil without Config.ToolsDir
-	args     *argValidator
-	limits   *callLimits
+	sessions *mcpedge.Sessions // the edge's
+	mcp      *server.MCPServer // the edge's, where tools, resources and prompts are registered
+	tools    *Toolbox
 	metrics  *metrics.Metrics
 	ready    atomic.Bool
 	stop     context.CancelFunc
@@ -70,7 +66,7 @@ func New(ctx context.Context, cfg Config, p sandbox.Provider, store AuditStore, 
 		return nil, fmt.Errorf("replicated gateways need a provider whose sandbox records they share and can update (sandbox.Recorder); %T is none", p)
 	}
 	m := metrics.New()
-	g := &Server{cfg: cfg, log: log, audit: timedAudit{store, m}, limits: newCallLimits(cfg.ToolCallsPerMinute), metrics: m}
+	g := &Server{cfg: cfg, log: log, audit: timedAudit{store, m}, metrics: m}
 	if s, ok := store.(interface {
 		OnSync(func(time.Duration, int))
 	}); ok {
@@ -78,11 +74,16 @@ func New(ctx context.Context, cfg Config, p sandbox.Provider, store AuditStore, 
 	}
 	var err error
 	g.boxes = fleet.New(p, cfg.fleet(), g.audit, log, m, g.newEgress())
+	tc := cfg.tools()
+	tc.Fleet, tc.Audit, tc.Log, tc.Metrics = g.boxes, g.audit, log, m
+	if g.tools, err = newToolbox(tc); err != nil {
+		return nil, err
+	}
 	if !cfg.E2B.Disabled {
 		g.e2b = e2bbackend.New(e2bbackend.Config{Fleet: g.boxes, Audit: g.audit, Log: log, Metrics: m,
 			Image: cfg.Image, Images: cfg.Images, Templates: cfg.E2B.Templates, Limits: cfg.Limits,
 			Auth: cfg.Auth, Local: LocalPrincipal, APIKey: cfg.E2B.APIKey, AccessKey: cfg.E2B.AccessKey, OwnerRevoked: cfg.E2B.OwnerRevoked,
-			RateLimit: g.limits.allow, CallsPerMinute: cfg.ToolCallsPerMinute, RecordEnd: g.appendEnd, OpenRegular: g.openRegular})
+			RateLimit: g.tools.limits.allow, CallsPerMinute: cfg.ToolCallsPerMinute, RecordEnd: g.tools.appendEnd, OpenRegular: g.tools.openRegular})
 	}
 	if err = g.boxes.Reconcile(ctx); err != nil {
 		return nil, fmt.Errorf("reconcile sandboxes at start: %w", err)
@@ -105,25 +106,15 @@ func New(ctx context.Context, cfg Config, p sandbox.Provider, store AuditStore, 
 		}})
 	g.sessions = g.edge.Sessions()
 	g.mcp = g.edge.MCP()
-	defs := enabledTools(cfg)
-	if g.args, err = newArgValidator(defs); err != nil {
-		return nil, err
-	}
 	g.registerResources(g.edge.Hooks())
 	g.registerPrompts()
-	g.tools = map[string]toolDef{}
-	served := make([]mcpapi.ServerTool, 0, len(defs))
-	for _, d := range defs {
-		g.tools[d.tool.Name] = d
-		served = append(served, mcpapi.ServerTool{Tool: d.tool, Handler: g.handler(d)})
-	}
-	g.edge.AddTools(served...)
+	g.edge.AddTools(g.tools.Served()...)
 
 	sweepCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	g.stop = cancel
 	go g.sweepLoop(sweepCtx)
 	g.boxes.Start(sweepCtx)
-	if err := g.startCustomTools(sweepCtx); err != nil {
+	if err := g.tools.startCustomTools(sweepCtx, g.edge); err != nil {
 		cancel()
 		return nil, err
 	}
@@ -203,7 +194,7 @@ func (g *Server) sweepLoop(ctx context.Context) {
 				g.sessions.End(id, reason)
 			}
 			g.boxes.Sweep(ctx, now, g.sessions.End)
-			g.limits.prune(now)
+			g.tools.limits.prune(now)
 		}
 	}
 }

@@ -135,7 +135,7 @@ func allToolNames() []string {
 }
 
 // enabledTools applies the configuration's category and name filters.
-func enabledTools(cfg Config) []toolDef {
+func enabledTools(cfg toolsConfig) []toolDef {
 	var out []toolDef
 	for _, d := range toolDefs() {
 		if len(cfg.Categories) > 0 && !slices.Contains(cfg.Categories, d.category) {
@@ -147,7 +147,7 @@ func enabledTools(cfg Config) []toolDef {
 		if slices.Contains(cfg.DisabledTools, d.tool.Name) {
 			continue
 		}
-		if reachesOut(d.category) && cfg.Egress.Policy.AllowsAny() {
+		if reachesOut(d.category) && cfg.EgressPolicy.AllowsAny() {
 			// The operator lets sandboxes reach the network: what runs
 			// code or loads pages in one may reach it too.
 			d.tool.Annotations.OpenWorldHint = true

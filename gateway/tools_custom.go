@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+	"time"
 
 	"github.com/sandgate/sandgate/gateway/mcpapi"
-	"github.com/sandgate/sandgate/gateway/mcpedge"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/sandgate/sandgate/auth"
@@ -28,19 +28,19 @@ const catCustom = manifest.CategoryCustom
 // passed to the command.
 const sandboxIDArg = "sandbox_id"
 
-// ManifestOptions is the policy custom tool manifests are checked
-// against under cfg; `gateway tools check` uses it too.
-func ManifestOptions(cfg Config) manifest.Options {
-	cfg = cfg.WithDefaults()
-	return manifest.Options{Categories: allCategories, Scopes: auth.AllScopes, MaxTimeout: cfg.Limits.CallTimeout,
-		Reserved: allToolNames(), ReservedArguments: []string{sandboxIDArg}, CheckInputSchema: mcpedge.CheckInputSchema}
+// manifestOptions is the policy custom tool manifests are checked
+// against: no timeout above callTimeout, and an input schema the MCP
+// edge can serve (check).
+func manifestOptions(callTimeout time.Duration, check func(json.RawMessage) error) manifest.Options {
+	return manifest.Options{Categories: allCategories, Scopes: auth.AllScopes, MaxTimeout: callTimeout,
+		Reserved: allToolNames(), ReservedArguments: []string{sandboxIDArg}, CheckInputSchema: check}
 }
 
 // customToolDef makes a manifest a tool like the built-in ones: it goes
 // through the same handler (rate limit, scope, audit, sandbox) and runs
 // through the runner's exec operation, streaming its output. The schema
 // it returns is the listed input schema, compiled.
-func (g *Server) customToolDef(m *manifest.Manifest) (toolDef, *jsonschema.Schema, error) {
+func (g *Toolbox) customToolDef(m *manifest.Manifest) (toolDef, *jsonschema.Schema, error) {
 	listed, err := withSandboxID(m.InputSchema)
 	if err != nil {
 		return toolDef{}, nil, err
@@ -58,7 +58,7 @@ func (g *Server) customToolDef(m *manifest.Manifest) (toolDef, *jsonschema.Schem
 		InputSchema: listed, OutputSchema: m.OutputSchema,
 		Annotations: mcpapi.ToolAnnotation{ReadOnlyHint: readOnly, DestructiveHint: destructive, IdempotentHint: readOnly,
 			// A command may use whatever egress the operator allows.
-			OpenWorldHint: g.cfg.Egress.Policy.AllowsAny()}}
+			OpenWorldHint: g.cfg.EgressPolicy.AllowsAny()}}
 	command := audit.Clip(strings.Join(m.Command, " "), 200)
 	d := toolDef{category: m.Category, tool: tool, needsBox: true, scopes: []string{m.Scope},
 		// Arguments may hold anything; the audit record names only the

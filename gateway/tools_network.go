@@ -31,9 +31,9 @@ type networkInfo struct {
 // default --proxy-listen).
 const sandboxProxy = "http://127.0.0.1:3128"
 
-func (g *Server) networkInfo(b *fleet.Box) networkInfo {
-	l := g.cfg.Egress.Limits
-	n := networkInfo{Allow: nonNil(b.Gate.Allow().Strings()), Ceiling: nonNil(g.cfg.Egress.Policy.For(b.Tenant).Ceiling.Strings()),
+func (g *Toolbox) networkInfo(b *fleet.Box) networkInfo {
+	l := g.cfg.EgressLimits
+	n := networkInfo{Allow: nonNil(b.Gate.Allow().Strings()), Ceiling: nonNil(g.cfg.EgressPolicy.For(b.Tenant).Ceiling.Strings()),
 		Proxy: sandboxProxy, MaxConnections: l.MaxConns, BytesPerMinute: l.BytesPerMinute, IdleTimeoutS: int64(l.IdleTimeout.Seconds())}
 	if b.Gate != nil {
 		n.ActiveConnections = b.Gate.Active()

@@ -120,6 +120,10 @@ func mcpResourceContents(r mcpapi.ResourceContents) mcp.ResourceContents {
 	panic("mcpedge: unknown resource contents type") // mcpapi.ResourceContents is closed
 }
 
+// CheckInputSchema is the package's CheckInputSchema, for the gateway's
+// custom tools.
+func (e *Edge) CheckInputSchema(schema json.RawMessage) error { return CheckInputSchema(schema) }
+
 // CheckInputSchema reports what mcp-go would refuse in a tool's input
 // schema: it panics when serving a tool whose x-mcp-header annotations
 // break its rules, so an operator's tool is checked before it is served.
