@@ -96,7 +96,7 @@ func (g *Server) completePath(ctx context.Context, sandboxID, value string) (*mc
 		dir, prefix = value[:i+1], value[i+1:]
 	}
 	var names []string
-	err = g.tools.resourceCall(ctx, p, session, b, toolCompletion, map[string]string{"path": audit.Clip(value, 200)}, func(ctx context.Context, rc *protocol.Client) error {
+	err = g.tools.RunReadOnly(ctx, p, session, b, toolCompletion, map[string]string{"path": audit.Clip(value, 200)}, func(ctx context.Context, rc *protocol.Client) error {
 		var l protocol.ListResult
 		listPath := cmp.Or(strings.TrimSuffix(dir, "/"), ".")
 		if dir == "/" {

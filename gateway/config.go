@@ -17,6 +17,7 @@ import (
 	"github.com/sandgate/sandgate/gateway/fleet"
 	"github.com/sandgate/sandgate/gateway/manifest"
 	"github.com/sandgate/sandgate/gateway/mcpedge"
+	"github.com/sandgate/sandgate/gateway/tools"
 	"github.com/sandgate/sandgate/sandbox"
 )
 
@@ -185,13 +186,13 @@ func (c Config) Validate() error {
 		return errors.New("var directory must not be empty")
 	}
 	for _, cat := range c.Categories {
-		if !slices.Contains(allCategories, cat) {
-			return fmt.Errorf("unknown tool category %q (known: %s)", cat, strings.Join(allCategories, ", "))
+		if !slices.Contains(tools.AllCategories, cat) {
+			return fmt.Errorf("unknown tool category %q (known: %s)", cat, strings.Join(tools.AllCategories, ", "))
 		}
 	}
 	for _, name := range append(slices.Clone(c.EnabledTools), c.DisabledTools...) {
-		if !slices.Contains(allToolNames(), name) {
-			return fmt.Errorf("unknown tool %q (known: %s)", name, strings.Join(allToolNames(), ", "))
+		if !slices.Contains(tools.AllToolNames(), name) {
+			return fmt.Errorf("unknown tool %q (known: %s)", name, strings.Join(tools.AllToolNames(), ", "))
 		}
 	}
 	if err := c.Egress.Limits.Validate(); err != nil {
@@ -272,12 +273,12 @@ func (c Config) SocketDir() string { return filepath.Join(c.VarDir, "sockets") }
 // against under cfg; `gateway tools check` uses it too.
 func ManifestOptions(cfg Config) manifest.Options {
 	cfg = cfg.WithDefaults()
-	return manifestOptions(cfg.Limits.CallTimeout, mcpedge.CheckInputSchema)
+	return tools.ManifestOptions(cfg.Limits.CallTimeout, mcpedge.CheckInputSchema)
 }
 
 // tools is the tools' part of c; New adds what the gateway builds.
-func (c Config) tools() toolsConfig {
-	return toolsConfig{Image: c.Image, Images: c.Images, Limits: c.Limits, ToolCallsPerMinute: c.ToolCallsPerMinute,
+func (c Config) tools() tools.Config {
+	return tools.Config{Image: c.Image, Images: c.Images, Limits: c.Limits, ToolCallsPerMinute: c.ToolCallsPerMinute,
 		Categories: c.Categories, EnabledTools: c.EnabledTools, DisabledTools: c.DisabledTools,
 		EgressPolicy: c.Egress.Policy, EgressLimits: c.Egress.Limits, ToolsDir: c.ToolsDir}
 }

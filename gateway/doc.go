@@ -1,13 +1,17 @@
-// Package gateway wires Sandgate's gateway together and holds its MCP
-// tools, resources and prompts: a tool call is checked, audited and
-// forwarded to the runner in its sandbox over one persistent connection,
-// its output streamed back as notifications, and an audit record written
-// before any result leaves.
+// Package gateway wires Sandgate's gateway together: the MCP edge, the
+// tools, the resources and prompts, the E2B API and the fleet of
+// sandboxes they share, behind one HTTP handler. It holds, for now, the
+// MCP resources, prompts and completion.
 //
 // The rest lives in packages of one job each:
 //   - gateway/mcpedge: mcp-go's server and transport and every adaptation
 //     of them (request decoding, sessions, the standalone stream, bulk
-//     text); a request reaches a tool handler here only through it;
+//     text, converting gateway/mcpapi's types); a request reaches a
+//     handler here only through it;
+//   - gateway/mcpapi: the MCP surface in the gateway's own types, which
+//     the tools, resources and prompts build;
+//   - gateway/tools: the MCP tools and the handler every call goes
+//     through (rate limit, validation, sandbox, audit records);
 //   - gateway/fleet: the sandboxes themselves (creation, the warm pool,
 //     default sandboxes, deadlines, allowlists, quotas, death and
 //     replacement, sweeps, reconciliation, records for replicas);
@@ -17,10 +21,12 @@
 //     (custom tools), gateway/codesearch.
 //
 // A tool call's route, top to bottom: mcpedge.Edge.Middleware (origin,
-// body, identity, scopes, session) → mcp-go → Server.handler (call.go:
-// rate limit, validation, tool.start record, the sandbox from
-// fleet.Fleet, its runner from fleet.Fleet.Attach) → the tool's run
-// (tools_*.go) → tool.end record → mcpedge (bulk text) → the client.
+// body, identity, scopes, session) → mcp-go → mcpedge (tools.go: the
+// request as mcpapi.CallToolRequest) → tools.Toolbox's handler (call.go:
+// rate limit, validation, the sandbox from fleet.Fleet, its runner from
+// fleet.Fleet.Attach, tool.start record) → the tool's run (one file per
+// family in gateway/tools) → tool.end record → mcpedge (the result in
+// mcp-go's terms, bulk text) → the client.
 //
 // Lifetimes, in one place:
 //   - A tool call's process tree is cancelled by its timeout, by

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sandgate/sandgate/runner/files"
 	"github.com/sandgate/sandgate/runner/protocol"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -64,7 +65,7 @@ func (g *Server) ReadBothWays(ctx context.Context, id string, req protocol.ReadR
 	}
 	hostErr = errors.ErrUnsupported
 	if hf, ok := b.Sandbox().(sandbox.HostFiles); ok {
-		host, hostErr = hostFiles.ReadVia(ctx, req, hf.OpenHostFile)
+		host, hostErr = files.New(files.Options{Workspace: "/workspace"}).ReadVia(ctx, req, hf.OpenHostFile)
 	}
 	rc, err := b.Connect(ctx)
 	if err != nil {

@@ -35,7 +35,7 @@ func (g *Server) embedReadme(ctx context.Context, sandboxID, repo string) *mcp.E
 	}
 	var found *mcp.EmbeddedResource
 	dir := strings.TrimSuffix(repo, "/")
-	_ = g.tools.resourceCall(ctx, p, session, b, toolResourcesRead, map[string]string{"uri": audit.Clip(sandboxURI(b.ID(), dir), 200), "embed": "README"}, func(ctx context.Context, rc *protocol.Client) error {
+	_ = g.tools.RunReadOnly(ctx, p, session, b, toolResourcesRead, map[string]string{"uri": audit.Clip(sandboxURI(b.ID(), dir), 200), "embed": "README"}, func(ctx context.Context, rc *protocol.Client) error {
 		for _, name := range readmeNames {
 			file := path.Join(dir, name)
 			var fi protocol.FileInfo

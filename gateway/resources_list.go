@@ -78,7 +78,7 @@ func (g *Server) sandboxResources(ctx context.Context, p identity.Identity, sess
 	short := b.ID()[:min(8, len(b.ID()))]
 	out := []mcp.Resource{mcp.NewResource(sandboxURI(b.ID(), ""), "sandbox "+short+" workspace",
 		mcp.WithResourceDescription("The /workspace directory of sandbox "+b.ID()+"; reads as its listing."), mcp.WithMIMEType(mimeDirectory))}
-	err := g.tools.resourceCall(ctx, p, session, b, "resources/list", nil, func(ctx context.Context, rc *protocol.Client) error {
+	err := g.tools.RunReadOnly(ctx, p, session, b, "resources/list", nil, func(ctx context.Context, rc *protocol.Client) error {
 		var top, deep protocol.ListResult
 		if err := rc.Call(ctx, protocol.OpFileList, protocol.ListRequest{Path: ".", MaxEntries: listTopEntries}, &top); err != nil {
 			return err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sandgate/sandgate/gateway/audit"
 	"github.com/sandgate/sandgate/gateway/fleet"
+	"github.com/sandgate/sandgate/gateway/tools"
 	"github.com/sandgate/sandgate/runner/protocol"
 )
 
@@ -35,7 +36,7 @@ func (g *Server) readSandboxResource(ctx context.Context, req mcp.ReadResourceRe
 		return nil, err
 	}
 	var out []mcp.ResourceContents
-	err = g.tools.resourceCall(ctx, p, session, b, toolResourcesRead, map[string]string{"uri": audit.Clip(uri, 200)}, func(ctx context.Context, rc *protocol.Client) error {
+	err = g.tools.RunReadOnly(ctx, p, session, b, toolResourcesRead, map[string]string{"uri": audit.Clip(uri, 200)}, func(ctx context.Context, rc *protocol.Client) error {
 		out, err = g.readContents(ctx, b, rc, uri, ref.runnerPath())
 		return runnerNotFound(ctx, uri, err)
 	})
@@ -43,10 +44,10 @@ func (g *Server) readSandboxResource(ctx context.Context, req mcp.ReadResourceRe
 }
 
 // readContents reads path in b's sandbox as uri's contents: a file from
-// this host's disk when it can (see readOnHost), else, and always for a
+// this host's disk when it can (see tools.Toolbox.ReadOnHost), else, and always for a
 // directory, through rc.
 func (g *Server) readContents(ctx context.Context, b *fleet.Box, rc *protocol.Client, uri, path string) ([]mcp.ResourceContents, error) {
-	if res, ok := g.tools.readOnHost(ctx, b, protocol.ReadRequest{Path: path, MaxBytes: maxResourceBytes}); ok {
+	if res, ok := g.tools.ReadOnHost(ctx, b, protocol.ReadRequest{Path: path, MaxBytes: maxResourceBytes}); ok {
 		return fileContents(uri, path, res.Data), nil
 	}
 	var fi protocol.FileInfo
@@ -58,7 +59,7 @@ func (g *Server) readContents(ctx context.Context, b *fleet.Box, rc *protocol.Cl
 		if err := rc.Call(ctx, protocol.OpFileList, protocol.ListRequest{Path: path, Hidden: true, MaxEntries: 1000}, &l); err != nil {
 			return nil, err
 		}
-		return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: mimeDirectory, Text: listingText(l)}}, nil
+		return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: mimeDirectory, Text: tools.ListingText(l)}}, nil
 	}
 	if fi.Size > maxResourceBytes {
 		return nil, fmt.Errorf("%s is %d bytes, above the %d byte limit of resources/read; read it in ranges with the read_file tool (offset/limit)", uri, fi.Size, maxResourceBytes)

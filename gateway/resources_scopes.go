@@ -20,8 +20,7 @@ import (
 func (g *Server) neededScopes(msg mcpedge.Message) []string {
 	switch msg.Method {
 	case "tools/call":
-		d, _ := g.tools.lookupTool(msg.Params.Name) // built-in or custom; an unknown tool needs none: mcp-go answers with the precise error
-		return d.scopes
+		return g.tools.Scopes(msg.Params.Name)
 	case "resources/read", "resources/subscribe":
 		return uriScopes(msg.Params.URI)
 	case "subscriptions/listen":

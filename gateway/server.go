@@ -15,6 +15,7 @@ import (
 	"github.com/sandgate/sandgate/gateway/fleet"
 	"github.com/sandgate/sandgate/gateway/mcpedge"
 	"github.com/sandgate/sandgate/gateway/metrics"
+	"github.com/sandgate/sandgate/gateway/tools"
 	"github.com/sandgate/sandgate/sandbox"
 )
 
@@ -38,7 +39,7 @@ type Server struct {
 	edge     *mcpedge.Edge
 	sessions *mcpedge.Sessions // the edge's
 	mcp      *server.MCPServer // the edge's, where tools, resources and prompts are registered
-	tools    *Toolbox
+	tools    *tools.Toolbox
 	metrics  *metrics.Metrics
 	ready    atomic.Bool
 	stop     context.CancelFunc
@@ -76,14 +77,14 @@ func New(ctx context.Context, cfg Config, p sandbox.Provider, store AuditStore, 
 	g.boxes = fleet.New(p, cfg.fleet(), g.audit, log, m, g.newEgress())
 	tc := cfg.tools()
 	tc.Fleet, tc.Audit, tc.Log, tc.Metrics = g.boxes, g.audit, log, m
-	if g.tools, err = newToolbox(tc); err != nil {
+	if g.tools, err = tools.New(tc); err != nil {
 		return nil, err
 	}
 	if !cfg.E2B.Disabled {
 		g.e2b = e2bbackend.New(e2bbackend.Config{Fleet: g.boxes, Audit: g.audit, Log: log, Metrics: m,
 			Image: cfg.Image, Images: cfg.Images, Templates: cfg.E2B.Templates, Limits: cfg.Limits,
 			Auth: cfg.Auth, Local: LocalPrincipal, APIKey: cfg.E2B.APIKey, AccessKey: cfg.E2B.AccessKey, OwnerRevoked: cfg.E2B.OwnerRevoked,
-			RateLimit: g.tools.limits.allow, CallsPerMinute: cfg.ToolCallsPerMinute, RecordEnd: g.tools.appendEnd, OpenRegular: g.tools.openRegular})
+			RateLimit: g.tools.Allow, CallsPerMinute: cfg.ToolCallsPerMinute, RecordEnd: g.tools.AppendEnd, OpenRegular: g.tools.OpenRegular})
 	}
 	if err = g.boxes.Reconcile(ctx); err != nil {
 		return nil, fmt.Errorf("reconcile sandboxes at start: %w", err)
@@ -114,7 +115,7 @@ func New(ctx context.Context, cfg Config, p sandbox.Provider, store AuditStore, 
 	g.stop = cancel
 	go g.sweepLoop(sweepCtx)
 	g.boxes.Start(sweepCtx)
-	if err := g.tools.startCustomTools(sweepCtx, g.edge); err != nil {
+	if err := g.tools.StartCustom(sweepCtx, g.edge); err != nil {
 		cancel()
 		return nil, err
 	}
@@ -194,7 +195,7 @@ func (g *Server) sweepLoop(ctx context.Context) {
 				g.sessions.End(id, reason)
 			}
 			g.boxes.Sweep(ctx, now, g.sessions.End)
-			g.tools.limits.prune(now)
+			g.tools.Prune(now)
 		}
 	}
 }

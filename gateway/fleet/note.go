@@ -13,7 +13,7 @@ const (
 
 // Note is one thing a call's caller should be told about where the call
 // ran, beside the tool's answer: its sentence and its member of the
-// result's _meta. The MCP edge adds notes to results (gateway/callnote.go).
+// result's _meta. The MCP edge adds notes to results (gateway/tools/callnote.go).
 type Note struct {
 	Text string // in brackets, for the text block
 	Key  string // one of the meta constants

@@ -33,7 +33,8 @@ func sound() layering.Graph {
 		m + "/gateway/fleet":                 {m + "/sandbox", m + "/gateway/audit"},
 		m + "/gateway/mcpedge":               {m + "/gateway/audit", m + "/gateway/mcpapi", "github.com/mark3labs/mcp-go/server"},
 		m + "/gateway/e2bbackend":            {m + "/gateway/fleet", m + "/gateway/audit"},
-		m + "/cmd/gateway":                   {m + "/gateway", m + "/gateway/mcpedge", m + "/gateway/e2bbackend"},
+		m + "/gateway/tools":                 {m + "/gateway/fleet", m + "/gateway/mcpapi"},
+		m + "/cmd/gateway":                   {m + "/gateway", m + "/gateway/mcpedge", m + "/gateway/e2bbackend", m + "/gateway/tools"},
 	}
 }
 
@@ -67,6 +68,7 @@ func TestRulesCanFail(t *testing.T) {
 		fleet      = "the fleet keeps sandboxes and speaks no protocol: "
 		edge       = "the MCP edge runs no tool and touches no sandbox: "
 		e2b        = "the E2B adapter knows nothing of MCP: "
+		toolsRule  = "the tools build the MCP surface's types and know neither the MCP edge nor mcp-go: "
 	)
 	tests := []struct {
 		name string
@@ -112,7 +114,8 @@ func TestRulesCanFail(t *testing.T) {
 			name: "the MCP types import mcp-go",
 			add:  map[string][]string{m + "/gateway/mcpapi": {"github.com/mark3labs/mcp-go/mcp"}},
 			want: []string{mcpEdge + m + "/gateway/mcpapi -> github.com/mark3labs/mcp-go/mcp",
-				mcpAPI + m + "/gateway/mcpapi -> github.com/mark3labs/mcp-go/mcp"},
+				mcpAPI + m + "/gateway/mcpapi -> github.com/mark3labs/mcp-go/mcp",
+				toolsRule + m + "/gateway/tools -> " + m + "/gateway/mcpapi -> github.com/mark3labs/mcp-go/mcp"},
 		},
 		{
 			name: "the MCP types import the audit log",
@@ -120,9 +123,15 @@ func TestRulesCanFail(t *testing.T) {
 			want: []string{mcpAPI + m + "/gateway/mcpapi -> " + m + "/gateway/audit"},
 		},
 		{
+			name: "a tool reaches into the MCP edge",
+			add:  map[string][]string{m + "/gateway/tools": {m + "/gateway/mcpedge"}},
+			want: []string{toolsRule + m + "/gateway/tools -> " + m + "/gateway/mcpedge"},
+		},
+		{
 			name: "the fleet imports the MCP edge",
 			add:  map[string][]string{m + "/gateway/fleet": {m + "/gateway/mcpedge"}},
 			want: []string{fleet + m + "/gateway/fleet -> " + m + "/gateway/mcpedge",
+				toolsRule + m + "/gateway/tools -> " + m + "/gateway/fleet -> " + m + "/gateway/mcpedge",
 				e2b + m + "/gateway/e2bbackend -> " + m + "/gateway/fleet -> " + m + "/gateway/mcpedge"},
 		},
 		{
@@ -152,7 +161,7 @@ func TestRulesCanFail(t *testing.T) {
 			t.Errorf("%s:\n got %q\nwant %q", tt.name, got, tt.want)
 		}
 		for _, v := range got {
-			for _, prefix := range []string{onTop, standAlone, noClient, mcpEdge, mcpAPI, fleet, edge, e2b} {
+			for _, prefix := range []string{onTop, standAlone, noClient, mcpEdge, mcpAPI, fleet, edge, e2b, toolsRule} {
 				if strings.HasPrefix(v, prefix) {
 					broken[prefix] = true
 				}

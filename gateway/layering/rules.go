@@ -47,6 +47,11 @@ var Rules = []Rule{
 		Except: Patterns{Module + "/gateway/mcpapi"},
 	},
 	NoDeps{
+		Why:  "the tools build the MCP surface's types and know neither the MCP edge nor mcp-go",
+		From: Patterns{Module + "/gateway/tools"},
+		To:   Patterns{Module + "/gateway", Module + "/gateway/mcpedge", Module + "/gateway/e2bbackend", "github.com/mark3labs/mcp-go/..."},
+	},
+	NoDeps{
 		Why:  "the E2B adapter knows nothing of MCP",
 		From: Patterns{Module + "/gateway/e2bbackend"},
 		To:   Patterns{Module + "/gateway", Module + "/gateway/mcpedge", "github.com/mark3labs/mcp-go/..."},

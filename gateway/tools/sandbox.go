@@ -1,0 +1,180 @@
+package tools
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sandgate/sandgate/gateway/mcpapi"
+
+	"github.com/sandgate/sandgate/gateway/fleet"
+	"github.com/sandgate/sandgate/runner/protocol"
+)
+
+type sandboxCreateArgs struct {
+	Image   string       `json:"image,omitempty" jsonschema:"Image to start (default: the gateway's default image). Must be one the operator allowed."`
+	Network *networkArgs `json:"network,omitempty" jsonschema:"Network access through the sandbox's egress proxy. Omit it for your tenant's default allowlist; {\"allow\": []} for none."`
+}
+
+type networkArgs struct {
+	Allow []string `json:"allow" jsonschema:"Destinations the sandbox may reach: host (example.com), *.suffix (subdomains), CIDR or IP, each with an optional :port, :lo-hi or :*. Must lie within what the operator allows your tenant."`
+}
+
+type sandboxRefArgs struct {
+	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox id from sandbox_create; omit it for your MCP session's sandbox or, without a session, this client's default sandbox."`
+}
+
+// sandboxInfo is sandbox_info's and sandbox_create's structuredContent.
+type sandboxInfo struct {
+	SandboxID   string         `json:"sandbox_id"`
+	Image       string         `json:"image"`
+	ContainerID string         `json:"container_id"`
+	CreatedAt   time.Time      `json:"created_at"`
+	ExpiresAt   time.Time      `json:"expires_at"`
+	IdleTTL     string         `json:"idle_ttl"`
+	Limits      map[string]any `json:"limits"`
+	Workspace   workspaceInfo  `json:"workspace"`
+	Network     networkInfo    `json:"network"`
+	Runner      *protocol.Info `json:"runner,omitempty"`
+}
+
+// workspaceInfo describes a sandbox's /workspace for sandbox_info.
+type workspaceInfo struct {
+	// Disk is true when /workspace is its own file system on disk, which
+	// survives a replaced runner; false for the tmpfs fallback in RAM.
+	Disk       bool  `json:"disk"`
+	QuotaBytes int64 `json:"quota_bytes"`          // writes beyond it fail with ENOSPC
+	UsedBytes  int64 `json:"used_bytes,omitempty"` // as the runner's statfs reports it
+}
+
+func sandboxTools() []toolDef {
+	return []toolDef{
+		{category: catSandbox, summary: summarize("image"), run: runSandboxCreate,
+			tool: mcpapi.NewTool("sandbox_create", argsSchema[sandboxCreateArgs](), mcpapi.WithReadOnlyHintAnnotation(false), mcpapi.WithDestructiveHintAnnotation(false),
+				mcpapi.WithDescription("Create a new sandbox (a container with its own /workspace and resource limits, and network only to what its egress allowlist allows) and return its sandbox_id. Pass sandbox_id to the other tools to use it. Required for clients without an MCP session."))},
+		{category: catSandbox, summary: summarize("sandbox_id"), run: runSandboxInfo,
+			tool: mcpapi.NewTool("sandbox_info", argsSchema[sandboxRefArgs](), mcpapi.WithReadOnlyHintAnnotation(true), mcpapi.WithDestructiveHintAnnotation(false),
+				mcpapi.WithDescription("Describe a sandbox: image, limits, expiry, network allowlist, and live resource use (memory, CPU, processes, workspace)."))},
+		{category: catSandbox, needsBox: true, summary: summarizeNetwork, run: runSandboxNetwork,
+			tool: mcpapi.NewTool("sandbox_network", argsSchema[sandboxNetworkArgs](), mcpapi.WithReadOnlyHintAnnotation(false), mcpapi.WithDestructiveHintAnnotation(false),
+				mcpapi.WithDescription("Show a sandbox's network allowlist, or replace it by passing allow (within what the operator allows your tenant). Programs in the sandbox reach the network only through its proxy (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY are set); new connections follow the new list at once."))},
+		{category: catSandbox, summary: summarize("sandbox_id"), run: runSandboxDestroy,
+			tool: mcpapi.NewTool("sandbox_destroy", argsSchema[sandboxRefArgs](), mcpapi.WithReadOnlyHintAnnotation(false), mcpapi.WithDestructiveHintAnnotation(true),
+				mcpapi.WithDescription("Destroy a sandbox and everything in it: processes, files, workspace."))},
+	}
+}
+
+func runSandboxCreate(ctx context.Context, c *call) (*mcpapi.CallToolResult, error) {
+	a, err := bind[sandboxCreateArgs](c)
+	if err != nil {
+		return nil, err
+	}
+	image := a.Image
+	if image == "" {
+		image = c.g.cfg.Image
+	}
+	if !slices.Contains(c.g.cfg.Images, image) {
+		return nil, fmt.Errorf("image %q is not allowed; choose one of: %s", image, strings.Join(c.g.cfg.Images, ", "))
+	}
+	allow := c.g.boxes.DefaultAllow(c.p.Tenant)
+	if a.Network != nil {
+		if allow, err = c.g.boxes.CheckAllow(c.p.Tenant, a.Network.Allow); err != nil {
+			return nil, err
+		}
+	}
+	b, err := c.g.boxes.Create(ctx, c.p, c.session, image, allow)
+	if err != nil {
+		return nil, err
+	}
+	c.end.SandboxID, c.end.ContainerID = b.ID(), b.Info().ContainerID
+	info := c.describe(b, nil)
+	return structured(info, fmt.Sprintf("created sandbox %s (image %s); pass sandbox_id %q to other tools", b.ID(), image, b.ID()), false), nil
+}
+
+// existing finds the sandbox a sandbox_info/destroy call names without
+// creating one: by id, or the session's sandbox if it has one, or the
+// client's default sandbox, which the result then notes as every call
+// that used it does.
+func (c *call) existing(ctx context.Context, id string) (*fleet.Box, error) {
+	if id != "" {
+		return c.g.boxes.Get(ctx, c.p, c.session, id)
+	}
+	if c.session == "" {
+		b, err := c.g.boxes.FindDefault(ctx, c.p, c.defaultKey())
+		if b == nil && err == nil {
+			err = fleet.ErrNoSandbox
+		}
+		if err == nil {
+			c.notes = append(c.notes, fleet.UsingNote(b))
+		}
+		return b, err
+	}
+	b := c.g.boxes.SessionBox(c.session)
+	if b == nil {
+		return nil, fmt.Errorf("this session has no sandbox yet; any sandbox tool creates it on first use")
+	}
+	return c.g.boxes.Get(ctx, c.p, c.session, b.ID())
+}
+
+func runSandboxInfo(ctx context.Context, c *call) (*mcpapi.CallToolResult, error) {
+	a, err := bind[sandboxRefArgs](c)
+	if err != nil {
+		return nil, err
+	}
+	b, err := c.existing(ctx, a.SandboxID)
+	if err != nil {
+		return nil, err
+	}
+	c.end.SandboxID = b.ID()
+	// Another replica may have changed its allowlist since.
+	if err := c.g.boxes.RefreshNetwork(ctx, b); isNotFound(err) {
+		return nil, err
+	}
+	var ri *protocol.Info
+	if cl, err := b.Acquire(ctx); err == nil {
+		var info protocol.Info
+		if cl.Call(ctx, protocol.OpInfo, nil, &info) == nil {
+			ri = &info
+		}
+	}
+	b.Release()
+	info := c.describe(b, ri)
+	return structured(info, jsonText(info), false), nil
+}
+
+func (c *call) describe(b *fleet.Box, ri *protocol.Info) sandboxInfo {
+	l := c.g.cfg.Limits
+	inf := b.Info()
+	ws := workspaceInfo{Disk: inf.WorkspaceDurable, QuotaBytes: l.WorkspaceBytes}
+	if !ws.Disk {
+		ws.QuotaBytes = l.TmpfsWorkspaceBytes()
+	}
+	if ri != nil {
+		// The file system's own figure is the enforced one (ext4 keeps a
+		// little for its metadata).
+		ws.QuotaBytes, ws.UsedBytes = cmp.Or(ri.WorkspaceSizeBytes, ws.QuotaBytes), ri.WorkspaceUsedBytes
+	}
+	return sandboxInfo{SandboxID: b.ID(), Image: inf.Image, ContainerID: inf.ContainerID, CreatedAt: inf.CreatedAt, ExpiresAt: b.EndAt(),
+		IdleTTL: l.IdleTTL.String(), Runner: ri, Workspace: ws, Network: c.g.networkInfo(b),
+		Limits: map[string]any{"cpus": l.CPUs, "memory_bytes": l.MemoryBytes, "pids": l.Pids, "workspace_bytes": ws.QuotaBytes,
+			"tmp_bytes": l.TmpBytes, "call_timeout_s": l.CallTimeout.Seconds()}}
+}
+
+func runSandboxDestroy(ctx context.Context, c *call) (*mcpapi.CallToolResult, error) {
+	a, err := bind[sandboxRefArgs](c)
+	if err != nil {
+		return nil, err
+	}
+	b, err := c.existing(ctx, a.SandboxID)
+	if err != nil {
+		return nil, err
+	}
+	c.end.SandboxID, c.end.ContainerID = b.ID(), b.Info().ContainerID
+	if err := c.g.boxes.Destroy(ctx, b, c.p, "sandbox_destroy"); err != nil {
+		return nil, fmt.Errorf("destroy sandbox %s: %w", b.ID(), err)
+	}
+	return structured(map[string]any{"sandbox_id": b.ID(), "destroyed": true}, "destroyed sandbox "+b.ID(), false), nil
+}
