@@ -28,8 +28,11 @@ func (bw *bindingWriter) WriteHeader(code int) {
 
 func (bw *bindingWriter) Write(b []byte) (int, error) {
 	bw.bind()
-	if s := bw.r.Header.Get(sessionHeader); s != "" && bw.e.listeners.swallow(s, b) {
-		return len(b), nil // the session's standalone stream carried it
+	if s := bw.r.Header.Get(sessionHeader); s != "" {
+		if bw.e.listeners.swallow(s, b) {
+			return len(b), nil // the session's standalone stream carried it
+		}
+		bw.e.redeliver.written(s, b)
 	}
 	if bw.bulk != nil && bw.bulk.pending() {
 		return bw.bulk.writeSpliced(bw.ResponseWriter, b)

@@ -52,7 +52,8 @@ type Edge struct {
 	audit     audit.Sink
 	log       *slog.Logger
 	sessions  *Sessions
-	listeners *listenHub // legacy sessions' standalone GET streams
+	listeners *listenHub  // legacy sessions' standalone GET streams
+	redeliver *redelivery // tools/list_changed for sessions without one
 	hooks     *server.Hooks
 	mcp       *server.MCPServer
 	http      *server.StreamableHTTPServer

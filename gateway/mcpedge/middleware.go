@@ -98,6 +98,10 @@ func (e *Edge) principalStage(next http.Handler) http.Handler {
 			return
 		}
 		defer e.releaseSession(ctx)
+		if s := r.Header.Get(sessionHeader); s != "" {
+			e.redeliver.begin(s)
+			defer e.redeliver.end(s)
+		}
 		bulk := &bulkTexts{}
 		r = r.WithContext(withBulkTexts(ctx, bulk))
 		next.ServeHTTP(&bindingWriter{ResponseWriter: w, e: e, r: r, p: p, bulk: bulk}, r)

@@ -153,22 +153,32 @@ func (e *Edge) queueNotification(session string, n mcp.JSONRPCNotification) {
 	}
 }
 
-// announceToolsChanged runs change, which makes mcp-go broadcast
+// AnnounceToolsChanged runs change, which makes mcp-go broadcast
 // notifications/tools/list_changed by queueing it for every session, and
 // sends it at once to the sessions with a standalone stream; their POST
-// responses then leave mcp-go's copy out (see listenHub.swallow).
+// responses then leave mcp-go's copy out (see listenHub.swallow). The
+// other sessions get mcp-go's copy with a POST response, queued again
+// if mcp-go drops it (see redelivery).
 func (e *Edge) AnnounceToolsChanged(change func()) {
 	sessions := e.listeners.expectBroadcast()
+	e.redeliver.expect(sessions)
 	change()
-	e.listeners.deliverBroadcast(sessions, mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION,
-		Notification: mcp.Notification{Method: mcp.MethodNotificationToolsListChanged}})
+	e.redeliver.arm()
+	e.listeners.deliverBroadcast(sessions, listChanged)
 }
 
-// registerStandalone keeps the hub's books with mcp-go's session events:
-// an ended session is forgotten, and a broadcast mcp-go could not queue
-// (the session's queue was full) is owed no longer.
+// registerStandalone keeps the hub's and the redelivery's books with
+// mcp-go's session events: an ended session is forgotten, and a
+// broadcast mcp-go could not queue (the session's queue was full) is
+// owed by the stream no longer.
 func (e *Edge) registerStandalone(hooks *server.Hooks) {
-	hooks.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) { e.listeners.forget(s.SessionID()) })
+	e.redeliver = newRedelivery(func(session string) { e.queueNotification(session, listChanged) })
+	e.cfg.Metrics.MustRegister(e.redeliver.redelivered)
+	hooks.AddOnRegisterSession(func(_ context.Context, s server.ClientSession) { e.redeliver.register(s) })
+	hooks.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) {
+		e.listeners.forget(s.SessionID())
+		e.redeliver.unregister(s.SessionID())
+	})
 	hooks.AddOnError(func(_ context.Context, _ any, method mcp.MCPMethod, message any, err error) {
 		fields, _ := message.(map[string]any)
 		session, _ := fields["sessionID"].(string)
