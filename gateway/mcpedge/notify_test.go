@@ -49,19 +49,7 @@ func chunkServer(t *testing.T, n int, finish bool) string {
 // keep the scheduler busy, as a loaded CI machine does.
 func lostChunks(t *testing.T, url string, n, sessions, calls int) int64 {
 	t.Helper()
-	stop := make(chan struct{})
-	for range 2 * runtime.GOMAXPROCS(0) {
-		go func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-			}
-		}()
-	}
-	defer close(stop)
+	defer busyScheduler()()
 	want := ""
 	for i := range n {
 		want += fmt.Sprintf("%d,", i)
@@ -144,4 +132,22 @@ func TestNotificationsPrecedeTheResult(t *testing.T) {
 	if lost := lostChunks(t, chunkServer(t, chunks, true), chunks, sessions, calls); lost != 0 {
 		t.Fatalf("%d of %d calls returned before all their notifications", lost, sessions*calls)
 	}
+}
+
+// busyScheduler keeps every CPU busy with two spinning goroutines, as a
+// loaded CI machine does, until the returned function is called.
+func busyScheduler() (stop func()) {
+	done := make(chan struct{})
+	for range 2 * runtime.GOMAXPROCS(0) {
+		go func() {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+			}
+		}()
+	}
+	return func() { close(done) }
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -43,7 +42,8 @@ func ping(ctx context.Context, url, session string, id int) (string, error) {
 // tools/list_changed exactly once, on a busy scheduler, although mcp-go
 // drops a queued notification whose request ends as its forwarder takes
 // it (see redelivery). Each broadcast waits until every session heard
-// of it; the pings are bounded.
+// of it; the pings are bounded. Two spinning goroutines per CPU keep the
+// scheduler busy, as a loaded CI machine does.
 func TestListChangedReachesSessionsWithoutStream(t *testing.T) {
 	e, ts, _ := pinEdge(t)
 	const sessions, rounds = 16, 24
@@ -51,18 +51,7 @@ func TestListChangedReachesSessionsWithoutStream(t *testing.T) {
 	for i := range ids {
 		ids[i] = initialize(t, ts.URL)
 	}
-	stop := make(chan struct{})
-	for range 2 * runtime.GOMAXPROCS(0) {
-		go func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-			}
-		}()
-	}
+	stopSpinning := busyScheduler()
 	heard := make([]atomic.Int64, sessions)
 	var pings atomic.Int64
 	ctx, cancel := context.WithCancel(t.Context())
@@ -85,7 +74,7 @@ func TestListChangedReachesSessionsWithoutStream(t *testing.T) {
 	finish := func() {
 		cancel()
 		wg.Wait()
-		close(stop)
+		stopSpinning()
 	}
 	defer func() {
 		if ctx.Err() == nil {
