@@ -8,12 +8,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mark3labs/mcp-go/mcp"
-
 	"github.com/sandgate/sandgate/auth"
 	"github.com/sandgate/sandgate/auth/identity"
 	"github.com/sandgate/sandgate/gateway/audit"
 	"github.com/sandgate/sandgate/gateway/fleet"
+	"github.com/sandgate/sandgate/gateway/mcpapi"
 	"github.com/sandgate/sandgate/runner/protocol"
 )
 
@@ -24,26 +23,23 @@ const maxCompletions = 100
 // lists a sandbox's files.
 const toolCompletion = "completion/complete"
 
-// resourceCompletions completes the sandbox template's arguments:
+// completeResource completes the sandbox template's arguments:
 // sandbox_id from the caller's sandboxes, path from the sandbox's tree.
-type resourceCompletions struct{ g *Server }
-
-// CompleteResourceArgument implements server.ResourceCompletionProvider.
-func (rc resourceCompletions) CompleteResourceArgument(ctx context.Context, uri string, arg mcp.CompleteArgument, cc mcp.CompleteContext) (*mcp.Completion, error) {
-	if uri != sandboxTemplate {
-		return &mcp.Completion{Values: []string{}}, nil
+func (g *Server) completeResource(ctx context.Context, req mcpapi.CompleteRequest) (*mcpapi.Completion, error) {
+	if req.Ref != sandboxTemplate {
+		return &mcpapi.Completion{Values: []string{}}, nil
 	}
-	switch arg.Name {
+	switch req.Argument {
 	case "sandbox_id":
-		return rc.g.completeSandboxID(ctx, arg.Value)
+		return g.completeSandboxID(ctx, req.Value)
 	case "path":
-		return rc.g.completePath(ctx, cc.Arguments["sandbox_id"], arg.Value)
+		return g.completePath(ctx, req.Context["sandbox_id"], req.Value)
 	}
-	return &mcp.Completion{Values: []string{}}, nil
+	return &mcpapi.Completion{Values: []string{}}, nil
 }
 
 // completeSandboxID lists the caller's sandbox ids starting with prefix.
-func (g *Server) completeSandboxID(ctx context.Context, prefix string) (*mcp.Completion, error) {
+func (g *Server) completeSandboxID(ctx context.Context, prefix string) (*mcpapi.Completion, error) {
 	p, session, err := caller(ctx)
 	if err != nil {
 		return nil, err
@@ -79,7 +75,7 @@ func (g *Server) defaultBox(ctx context.Context, p identity.Identity, session, i
 // completePath lists the entries of value's directory in the sandbox
 // whose names start with value's last element; directories end in "/".
 // Like resources/list it needs sandbox:files:read and is audited.
-func (g *Server) completePath(ctx context.Context, sandboxID, value string) (*mcp.Completion, error) {
+func (g *Server) completePath(ctx context.Context, sandboxID, value string) (*mcpapi.Completion, error) {
 	p, session, err := caller(ctx)
 	if err != nil {
 		return nil, err
@@ -127,9 +123,9 @@ func (g *Server) completePath(ctx context.Context, sandboxID, value string) (*mc
 }
 
 // completion bounds values to the spec's 100 and says how many there were.
-func completion(values []string) *mcp.Completion {
+func completion(values []string) *mcpapi.Completion {
 	slices.Sort(values)
-	c := &mcp.Completion{Values: values[:min(len(values), maxCompletions)], Total: len(values), HasMore: len(values) > maxCompletions}
+	c := &mcpapi.Completion{Values: values[:min(len(values), maxCompletions)], Total: len(values), HasMore: len(values) > maxCompletions}
 	if c.Values == nil {
 		c.Values = []string{}
 	}

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/sandgate/sandgate/gateway/audit"
+	"github.com/sandgate/sandgate/gateway/mcpapi"
 )
 
 // Prompt names, a closed set: promptCompletions and the registry below
@@ -19,29 +19,30 @@ const (
 
 const sandboxIDArgDesc = "Sandbox to use, as returned by sandbox_create. Omit it in an MCP session to use the session's own sandbox."
 
-// registerPrompts adds the prompts that show an agent how to use a
+// registerPrompts serves the prompts that show an agent how to use a
 // sandbox's tools well for common jobs.
 func (g *Server) registerPrompts() {
-	g.mcp.AddPrompt(mcp.NewPrompt(promptRunTests,
-		mcp.WithPromptTitle("Run a repository's tests"),
-		mcp.WithPromptDescription("Set up and run the tests of a repository in the sandbox, then explain the failures. Embeds the repository's README when it has one."),
-		mcp.WithArgument("repo", mcp.ArgumentDescription("The repository's directory in the sandbox, relative to /workspace or absolute (default: /workspace).")),
-		mcp.WithArgument("test_command", mcp.ArgumentDescription("The command that runs the tests, if you know it (e.g. go test ./...); otherwise it is worked out from the repository.")),
-		mcp.WithArgument("sandbox_id", mcp.ArgumentDescription(sandboxIDArgDesc)),
-	), g.getRunTests)
-	g.mcp.AddPrompt(mcp.NewPrompt(promptDebugCommand,
-		mcp.WithPromptTitle("Investigate a failing command"),
-		mcp.WithPromptDescription("Run a failing command in the sandbox, find out why it fails with the file and process tools, and propose a fix."),
-		mcp.WithArgument("command", mcp.RequiredArgument(), mcp.ArgumentDescription("The shell command that fails, as you would type it.")),
-		mcp.WithArgument("sandbox_id", mcp.ArgumentDescription(sandboxIDArgDesc)),
-	), g.getDebugCommand)
-	g.mcp.AddPrompt(mcp.NewPrompt(promptCapturePage,
-		mcp.WithPromptTitle("Capture a web page's state"),
-		mcp.WithPromptDescription("Load a page in the sandbox's browser and capture its state: text snapshot, screenshot, console messages."),
-		mcp.WithArgument("url", mcp.RequiredArgument(), mcp.ArgumentDescription("The page to capture. Sandboxes reach only their own loopback unless the operator allows more, so this is usually a server started in the sandbox (http://localhost:PORT).")),
-		mcp.WithArgument("device", mcp.ArgumentDescription("mobile, tablet or desktop (default desktop).")),
-		mcp.WithArgument("sandbox_id", mcp.ArgumentDescription(sandboxIDArgDesc)),
-	), g.getCapturePage)
+	sandboxID := mcpapi.PromptArgument{Name: "sandbox_id", Description: sandboxIDArgDesc}
+	g.edge.AddPrompt(mcpapi.Prompt{Name: promptRunTests, Title: "Run a repository's tests",
+		Description: "Set up and run the tests of a repository in the sandbox, then explain the failures. Embeds the repository's README when it has one.",
+		Arguments: []mcpapi.PromptArgument{
+			{Name: "repo", Description: "The repository's directory in the sandbox, relative to /workspace or absolute (default: /workspace)."},
+			{Name: "test_command", Description: "The command that runs the tests, if you know it (e.g. go test ./...); otherwise it is worked out from the repository."},
+			sandboxID,
+		}}, g.getRunTests)
+	g.edge.AddPrompt(mcpapi.Prompt{Name: promptDebugCommand, Title: "Investigate a failing command",
+		Description: "Run a failing command in the sandbox, find out why it fails with the file and process tools, and propose a fix.",
+		Arguments: []mcpapi.PromptArgument{
+			{Name: "command", Required: true, Description: "The shell command that fails, as you would type it."},
+			sandboxID,
+		}}, g.getDebugCommand)
+	g.edge.AddPrompt(mcpapi.Prompt{Name: promptCapturePage, Title: "Capture a web page's state",
+		Description: "Load a page in the sandbox's browser and capture its state: text snapshot, screenshot, console messages.",
+		Arguments: []mcpapi.PromptArgument{
+			{Name: "url", Required: true, Description: "The page to capture. Sandboxes reach only their own loopback unless the operator allows more, so this is usually a server started in the sandbox (http://localhost:PORT)."},
+			{Name: "device", Description: "mobile, tablet or desktop (default desktop)."},
+			sandboxID,
+		}}, g.getCapturePage)
 }
 
 // sandboxNote tells the agent which sandbox_id to pass, if one was named.
@@ -52,8 +53,7 @@ func sandboxNote(args map[string]string) string {
 	return ""
 }
 
-func (g *Server) getRunTests(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-	args := req.Params.Arguments
+func (g *Server) getRunTests(ctx context.Context, args map[string]string) (*mcpapi.GetPromptResult, error) {
 	repo := strings.TrimSpace(args["repo"])
 	if repo == "" {
 		repo = "."
@@ -69,15 +69,14 @@ func (g *Server) getRunTests(ctx context.Context, req mcp.GetPromptRequest) (*mc
 	b.WriteString("3. The sandbox has no network unless the operator allows it: if dependencies are missing, say which, and use what is vendored or already installed.\n")
 	b.WriteString("4. For a run longer than a tool call allows, start it with background: true and read its output with process_output.\n")
 	b.WriteString("5. Report the result: how many tests passed and failed, and for each failure the test, the message and the likely cause, with the file and line.\n")
-	msgs := []mcp.PromptMessage{mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent(b.String()))}
+	msgs := []mcpapi.PromptMessage{mcpapi.NewPromptMessage(mcpapi.RoleUser, mcpapi.NewTextContent(b.String()))}
 	if readme := g.embedReadme(ctx, args["sandbox_id"], repo); readme != nil {
-		msgs = append(msgs, mcp.NewPromptMessage(mcp.RoleUser, *readme))
+		msgs = append(msgs, mcpapi.NewPromptMessage(mcpapi.RoleUser, *readme))
 	}
-	return mcp.NewGetPromptResult("Run the tests of "+repo, msgs), nil
+	return mcpapi.NewGetPromptResult("Run the tests of "+repo, msgs), nil
 }
 
-func (g *Server) getDebugCommand(_ context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-	args := req.Params.Arguments
+func (g *Server) getDebugCommand(_ context.Context, args map[string]string) (*mcpapi.GetPromptResult, error) {
 	cmd := strings.TrimSpace(args["command"])
 	if cmd == "" {
 		return nil, fmt.Errorf("argument command is required: the shell command that fails")
@@ -88,11 +87,10 @@ func (g *Server) getDebugCommand(_ context.Context, req mcp.GetPromptRequest) (*
 		"3. Otherwise follow the error: read the files it names with read_file, search the code with search_files, check paths and permissions with file_info, and look at processes it depends on with process_list.\n" +
 		"4. Form one hypothesis at a time and test it with the smallest command that can tell.\n" +
 		"5. Report the cause and a fix; apply the fix with edit_file only if it is clearly right, then run the command again to show it works."
-	return mcp.NewGetPromptResult("Investigate why `"+audit.Clip(cmd, 80)+"` fails", []mcp.PromptMessage{mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent(text))}), nil
+	return mcpapi.NewGetPromptResult("Investigate why `"+audit.Clip(cmd, 80)+"` fails", []mcpapi.PromptMessage{mcpapi.NewPromptMessage(mcpapi.RoleUser, mcpapi.NewTextContent(text))}), nil
 }
 
-func (g *Server) getCapturePage(_ context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-	args := req.Params.Arguments
+func (g *Server) getCapturePage(_ context.Context, args map[string]string) (*mcpapi.GetPromptResult, error) {
 	url := strings.TrimSpace(args["url"])
 	if url == "" {
 		return nil, fmt.Errorf("argument url is required: the page to capture")
@@ -107,5 +105,5 @@ func (g *Server) getCapturePage(_ context.Context, req mcp.GetPromptRequest) (*m
 	b.WriteString("3. browser_screenshot (full_page) for how it looks.\n")
 	b.WriteString("4. browser_console_messages for errors and warnings the page logged.\n")
 	b.WriteString("5. Summarise: what the page shows, what a user can do on it, and anything broken (errors, failed requests, missing content).")
-	return mcp.NewGetPromptResult("Capture "+audit.Clip(url, 80), []mcp.PromptMessage{mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent(b.String()))}), nil
+	return mcpapi.NewGetPromptResult("Capture "+audit.Clip(url, 80), []mcpapi.PromptMessage{mcpapi.NewPromptMessage(mcpapi.RoleUser, mcpapi.NewTextContent(b.String()))}), nil
 }

@@ -6,10 +6,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mark3labs/mcp-go/mcp"
-
 	"github.com/sandgate/sandgate/auth"
 	"github.com/sandgate/sandgate/gateway/audit"
+	"github.com/sandgate/sandgate/gateway/mcpapi"
 	"github.com/sandgate/sandgate/runner/protocol"
 )
 
@@ -24,7 +23,7 @@ var readmeNames = []string{"README.md", "README", "README.rst", "README.txt"}
 // embedded resource, or nil when there is none, the caller may not read
 // files, or no sandbox is chosen. Reading it is audited as a
 // resources/read.
-func (g *Server) embedReadme(ctx context.Context, sandboxID, repo string) *mcp.EmbeddedResource {
+func (g *Server) embedReadme(ctx context.Context, sandboxID, repo string) *mcpapi.EmbeddedResource {
 	p, session, err := caller(ctx)
 	if err != nil || !slices.Contains(p.Scopes, auth.ScopeFilesRead) {
 		return nil
@@ -33,7 +32,7 @@ func (g *Server) embedReadme(ctx context.Context, sandboxID, repo string) *mcp.E
 	if err != nil {
 		return nil
 	}
-	var found *mcp.EmbeddedResource
+	var found *mcpapi.EmbeddedResource
 	dir := strings.TrimSuffix(repo, "/")
 	_ = g.tools.RunReadOnly(ctx, p, session, b, toolResourcesRead, map[string]string{"uri": audit.Clip(sandboxURI(b.ID(), dir), 200), "embed": "README"}, func(ctx context.Context, rc *protocol.Client) error {
 		for _, name := range readmeNames {
@@ -46,8 +45,8 @@ func (g *Server) embedReadme(ctx context.Context, sandboxID, repo string) *mcp.E
 			if err != nil {
 				return err
 			}
-			if t, ok := contents[0].(mcp.TextResourceContents); ok {
-				e := mcp.NewEmbeddedResource(t)
+			if t, ok := contents[0].(mcpapi.TextResourceContents); ok {
+				e := mcpapi.NewEmbeddedResource(t)
 				found = &e
 			}
 			return nil
@@ -57,9 +56,6 @@ func (g *Server) embedReadme(ctx context.Context, sandboxID, repo string) *mcp.E
 	return found
 }
 
-// promptCompletions completes the prompts' arguments.
-type promptCompletions struct{ g *Server }
-
 // Suggestions for arguments whose values are not in the sandbox.
 var (
 	testCommands = []string{"go test ./...", "pytest -q", "npm test", "cargo test", "make test", "python -m unittest"}
@@ -67,25 +63,26 @@ var (
 	devices      = []string{"desktop", "mobile", "tablet"}
 )
 
-// CompletePromptArgument implements server.PromptCompletionProvider.
-func (pc promptCompletions) CompletePromptArgument(ctx context.Context, prompt string, arg mcp.CompleteArgument, cc mcp.CompleteContext) (*mcp.Completion, error) {
+// completePrompt completes the prompts' arguments.
+func (g *Server) completePrompt(ctx context.Context, req mcpapi.CompleteRequest) (*mcpapi.Completion, error) {
+	prompt, arg := req.Ref, req.Argument
 	switch {
-	case arg.Name == "sandbox_id":
-		return pc.g.completeSandboxID(ctx, arg.Value)
-	case prompt == promptRunTests && arg.Name == "repo":
-		return pc.g.completePath(ctx, cc.Arguments["sandbox_id"], arg.Value)
-	case prompt == promptRunTests && arg.Name == "test_command":
-		return prefixed(testCommands, arg.Value), nil
-	case prompt == promptCapturePage && arg.Name == "url":
-		return prefixed(pageURLs, arg.Value), nil
-	case prompt == promptCapturePage && arg.Name == "device":
-		return prefixed(devices, arg.Value), nil
+	case arg == "sandbox_id":
+		return g.completeSandboxID(ctx, req.Value)
+	case prompt == promptRunTests && arg == "repo":
+		return g.completePath(ctx, req.Context["sandbox_id"], req.Value)
+	case prompt == promptRunTests && arg == "test_command":
+		return prefixed(testCommands, req.Value), nil
+	case prompt == promptCapturePage && arg == "url":
+		return prefixed(pageURLs, req.Value), nil
+	case prompt == promptCapturePage && arg == "device":
+		return prefixed(devices, req.Value), nil
 	}
 	return completion(nil), nil
 }
 
 // prefixed is the values of list that start with prefix.
-func prefixed(list []string, prefix string) *mcp.Completion {
+func prefixed(list []string, prefix string) *mcpapi.Completion {
 	var out []string
 	for _, v := range list {
 		if strings.HasPrefix(v, prefix) {

@@ -7,12 +7,9 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
-
 	"github.com/sandgate/sandgate/auth/identity"
 	"github.com/sandgate/sandgate/gateway/fleet"
-	"github.com/sandgate/sandgate/gateway/mcpedge"
+	"github.com/sandgate/sandgate/gateway/mcpapi"
 	"github.com/sandgate/sandgate/runner/protocol"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -33,11 +30,6 @@ const (
 // maxResourceBytes is the largest file resources/read returns whole; a
 // bigger one is read in ranges with the read_file tool.
 const maxResourceBytes = 4 << 20
-
-// errResourceNotFound is every resource the caller cannot have: a
-// missing file, and a sandbox that is not theirs (which must look the
-// same). resourceErrors gives it the spec's error code.
-var errResourceNotFound = errors.New("resource not found")
 
 // sandboxRef is a parsed sandbox:// URI.
 type sandboxRef struct {
@@ -83,18 +75,17 @@ func (r sandboxRef) runnerPath() string {
 	return r.path
 }
 
-// registerResources adds the resource template, the audit resource, the
-// resources/list hook and the subscription hooks to the MCP server.
-func (g *Server) registerResources(hooks *server.Hooks) {
-	g.mcp.AddResourceTemplate(mcp.NewResourceTemplate(sandboxTemplate, "Sandbox files",
-		mcp.WithTemplateTitle("Files of your sandboxes"),
-		mcp.WithTemplateDescription("A file or directory of one of your sandboxes. The path is relative to /workspace (sandbox://<id>/src/main.go); an absolute path keeps its slash (sandbox://<id>//etc/hosts). A directory reads as its listing. Files above 4 MiB must be read in ranges with read_file. Requires scope: sandbox:files:read.")),
+// registerResources serves the resource template and the audit
+// resource; the caller's list, completions and subscriptions reach the
+// edge through its Config.Resources (resourceService).
+func (g *Server) registerResources() {
+	g.edge.AddResourceTemplate(mcpapi.ResourceTemplate{URITemplate: sandboxTemplate, Name: "Sandbox files",
+		Title:       "Files of your sandboxes",
+		Description: "A file or directory of one of your sandboxes. The path is relative to /workspace (sandbox://<id>/src/main.go); an absolute path keeps its slash (sandbox://<id>//etc/hosts). A directory reads as its listing. Files above 4 MiB must be read in ranges with read_file. Requires scope: sandbox:files:read."},
 		g.readSandboxResource)
-	g.mcp.AddResource(mcp.NewResource(auditURI, "Your recent audit records",
-		mcp.WithResourceDescription("Your own 100 most recent audit records, newest last, as JSON. Requires scope: sandbox:audit."),
-		mcp.WithMIMEType("application/json")), g.readAuditResource)
-	hooks.AddAfterListResources(g.listResources)
-	g.registerSubscriptions(hooks)
+	g.edge.AddResource(mcpapi.Resource{URI: auditURI, Name: "Your recent audit records",
+		Description: "Your own 100 most recent audit records, newest last, as JSON. Requires scope: sandbox:audit.",
+		MIMEType:    "application/json"}, g.readAuditResource)
 }
 
 // caller returns the principal and legacy session of a request.
@@ -103,23 +94,23 @@ func caller(ctx context.Context) (identity.Identity, string, error) {
 	if !ok {
 		return identity.Identity{}, "", errors.New("no principal in request context") // wiring bug
 	}
-	return p, mcpedge.SessionFrom(ctx), nil
+	return p, mcpapi.SessionFrom(ctx), nil
 }
 
-// resourceBox returns the sandbox of ref if the caller may use it, and
-// marks the request's error as not-found otherwise.
+// resourceBox returns the sandbox of ref if the caller may use it, or a
+// not-found error.
 func (g *Server) resourceBox(ctx context.Context, p identity.Identity, session string, ref sandboxRef) (*fleet.Box, error) {
 	b, err := g.boxes.Get(ctx, p, session, ref.sandboxID)
 	if errors.Is(err, sandbox.ErrNotFound) {
-		return nil, notFound(ctx, fmt.Errorf("%w: no sandbox %q of yours; list yours with resources/list", errResourceNotFound, ref.sandboxID))
+		return nil, fmt.Errorf("%w: no sandbox %q of yours; list yours with resources/list", mcpapi.ErrResourceNotFound, ref.sandboxID)
 	}
 	return b, err
 }
 
 // runnerNotFound turns a runner's not-found error into the resource's.
-func runnerNotFound(ctx context.Context, uri string, err error) error {
+func runnerNotFound(uri string, err error) error {
 	if protocol.CodeOf(err) == protocol.CodeNotFound {
-		return notFound(ctx, fmt.Errorf("%w: %s: %v", errResourceNotFound, uri, err))
+		return fmt.Errorf("%w: %s: %v", mcpapi.ErrResourceNotFound, uri, err)
 	}
 	return err
 }

@@ -12,11 +12,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
-
 	"github.com/sandgate/sandgate/auth"
 	"github.com/sandgate/sandgate/auth/identity"
 	"github.com/sandgate/sandgate/gateway/fleet"
+	"github.com/sandgate/sandgate/gateway/mcpapi"
 	"github.com/sandgate/sandgate/runner/protocol"
 )
 
@@ -31,19 +30,19 @@ const (
 	listPageSize    = 50
 )
 
-// listResources replaces mcp-go's (static) resources/list result with
-// what the caller may read: the audit resource with sandbox:audit, and
-// with sandbox:files:read each usable sandbox's workspace, top level and
-// recently changed files. The cursor is an offset into that list; a list
-// that changes between pages may repeat or skip an entry.
-func (g *Server) listResources(ctx context.Context, _ any, req *mcp.ListResourcesRequest, res *mcp.ListResourcesResult) {
+// listResources is resources/list: what the caller may read, the audit
+// resource with sandbox:audit, and with sandbox:files:read each usable
+// sandbox's workspace, top level and recently changed files. The cursor
+// is an offset into that list; a list that changes between pages may
+// repeat or skip an entry.
+func (g *Server) listResources(ctx context.Context, cursor string) (page []mcpapi.Resource, next string, err error) {
 	p, session, err := caller(ctx)
-	if err != nil || res == nil {
-		return
+	if err != nil {
+		return nil, "", err
 	}
-	var all []mcp.Resource
+	var all []mcpapi.Resource
 	if slices.Contains(p.Scopes, auth.ScopeAudit) {
-		all = append(all, mcp.NewResource(auditURI, "Your recent audit records", mcp.WithMIMEType("application/json")))
+		all = append(all, mcpapi.Resource{URI: auditURI, Name: "Your recent audit records", MIMEType: "application/json"})
 	}
 	if slices.Contains(p.Scopes, auth.ScopeFilesRead) {
 		for _, b := range g.callerBoxes(p, session) {
@@ -55,13 +54,12 @@ func (g *Server) listResources(ctx context.Context, _ any, req *mcp.ListResource
 			all = append(all, rs...)
 		}
 	}
-	start := cursorOffset(req.Params.Cursor)
-	page := all[min(start, len(all)):min(start+listPageSize, len(all))]
-	res.Resources = append([]mcp.Resource{}, page...)
-	res.NextCursor = ""
+	start := cursorOffset(cursor)
+	page = all[min(start, len(all)):min(start+listPageSize, len(all))]
 	if start+listPageSize < len(all) {
-		res.NextCursor = offsetCursor(start + listPageSize)
+		next = offsetCursor(start + listPageSize)
 	}
+	return page, next, nil
 }
 
 // callerBoxes are the sandboxes the caller may use from this session
@@ -74,10 +72,10 @@ func (g *Server) callerBoxes(p identity.Identity, session string) []*fleet.Box {
 
 // sandboxResources lists one sandbox's resources, audited as
 // "resources/list".
-func (g *Server) sandboxResources(ctx context.Context, p identity.Identity, session string, b *fleet.Box) ([]mcp.Resource, error) {
+func (g *Server) sandboxResources(ctx context.Context, p identity.Identity, session string, b *fleet.Box) ([]mcpapi.Resource, error) {
 	short := b.ID()[:min(8, len(b.ID()))]
-	out := []mcp.Resource{mcp.NewResource(sandboxURI(b.ID(), ""), "sandbox "+short+" workspace",
-		mcp.WithResourceDescription("The /workspace directory of sandbox "+b.ID()+"; reads as its listing."), mcp.WithMIMEType(mimeDirectory))}
+	out := []mcpapi.Resource{{URI: sandboxURI(b.ID(), ""), Name: "sandbox " + short + " workspace",
+		Description: "The /workspace directory of sandbox " + b.ID() + "; reads as its listing.", MIMEType: mimeDirectory}}
 	err := g.tools.RunReadOnly(ctx, p, session, b, "resources/list", nil, func(ctx context.Context, rc *protocol.Client) error {
 		var top, deep protocol.ListResult
 		if err := rc.Call(ctx, protocol.OpFileList, protocol.ListRequest{Path: ".", MaxEntries: listTopEntries}, &top); err != nil {
@@ -121,8 +119,8 @@ func relTo(root, path string) string {
 }
 
 // fileResource describes one entry of sandbox id as a resource.
-func fileResource(id, short, rel string, e protocol.FileInfo) mcp.Resource {
-	r := mcp.NewResource(sandboxURI(id, rel), rel, mcp.WithResourceDescription(fmt.Sprintf("%s in sandbox %s", e.Type, short)))
+func fileResource(id, short, rel string, e protocol.FileInfo) mcpapi.Resource {
+	r := mcpapi.Resource{URI: sandboxURI(id, rel), Name: rel, Description: fmt.Sprintf("%s in sandbox %s", e.Type, short)}
 	r.Title = rel + " (sandbox " + short + ")"
 	if e.Type == protocol.TypeDir {
 		r.MIMEType = mimeDirectory
@@ -135,17 +133,17 @@ func fileResource(id, short, rel string, e protocol.FileInfo) mcp.Resource {
 			r.MIMEType = mime.TypeByExtension(filepath.Ext(rel))
 		}
 	}
-	r.Annotations = &mcp.Annotations{LastModified: e.ModTime.UTC().Format(time.RFC3339)}
+	r.LastModified = e.ModTime.UTC().Format(time.RFC3339)
 	return r
 }
 
-// The cursor is the offset, base64-encoded as mcp-go expects a cursor to
-// be (it decodes one before the list hook runs).
-func offsetCursor(n int) mcp.Cursor {
-	return mcp.Cursor(base64.StdEncoding.EncodeToString([]byte("offset:" + strconv.Itoa(n))))
+// The cursor is the offset, base64-encoded as MCP clients expect a
+// cursor to be (mcp-go decodes one before the list hook runs).
+func offsetCursor(n int) string {
+	return base64.StdEncoding.EncodeToString([]byte("offset:" + strconv.Itoa(n)))
 }
 
-func cursorOffset(c mcp.Cursor) int {
+func cursorOffset(c string) int {
 	b, err := base64.StdEncoding.DecodeString(string(c))
 	if err != nil {
 		return 0

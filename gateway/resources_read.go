@@ -7,10 +7,9 @@ import (
 	"fmt"
 	"unicode/utf8"
 
-	"github.com/mark3labs/mcp-go/mcp"
-
 	"github.com/sandgate/sandgate/gateway/audit"
 	"github.com/sandgate/sandgate/gateway/fleet"
+	"github.com/sandgate/sandgate/gateway/mcpapi"
 	"github.com/sandgate/sandgate/gateway/tools"
 	"github.com/sandgate/sandgate/runner/protocol"
 )
@@ -21,11 +20,10 @@ const toolResourcesRead = "resources/read"
 // readSandboxResource serves resources/read of a sandbox:// URI: a file
 // whole (text when it is UTF-8, else a base64 blob) or a directory's
 // listing, audited like a read-only tool call.
-func (g *Server) readSandboxResource(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-	uri := req.Params.URI
+func (g *Server) readSandboxResource(ctx context.Context, uri string) ([]mcpapi.ResourceContents, error) {
 	ref, err := parseSandboxURI(uri)
 	if err != nil {
-		return nil, notFound(ctx, fmt.Errorf("%w: %v", errResourceNotFound, err))
+		return nil, fmt.Errorf("%w: %v", mcpapi.ErrResourceNotFound, err)
 	}
 	p, session, err := caller(ctx)
 	if err != nil {
@@ -35,10 +33,10 @@ func (g *Server) readSandboxResource(ctx context.Context, req mcp.ReadResourceRe
 	if err != nil {
 		return nil, err
 	}
-	var out []mcp.ResourceContents
+	var out []mcpapi.ResourceContents
 	err = g.tools.RunReadOnly(ctx, p, session, b, toolResourcesRead, map[string]string{"uri": audit.Clip(uri, 200)}, func(ctx context.Context, rc *protocol.Client) error {
 		out, err = g.readContents(ctx, b, rc, uri, ref.runnerPath())
-		return runnerNotFound(ctx, uri, err)
+		return runnerNotFound(uri, err)
 	})
 	return out, err
 }
@@ -46,7 +44,7 @@ func (g *Server) readSandboxResource(ctx context.Context, req mcp.ReadResourceRe
 // readContents reads path in b's sandbox as uri's contents: a file from
 // this host's disk when it can (see tools.Toolbox.ReadOnHost), else, and always for a
 // directory, through rc.
-func (g *Server) readContents(ctx context.Context, b *fleet.Box, rc *protocol.Client, uri, path string) ([]mcp.ResourceContents, error) {
+func (g *Server) readContents(ctx context.Context, b *fleet.Box, rc *protocol.Client, uri, path string) ([]mcpapi.ResourceContents, error) {
 	if res, ok := g.tools.ReadOnHost(ctx, b, protocol.ReadRequest{Path: path, MaxBytes: maxResourceBytes}); ok {
 		return fileContents(uri, path, res.Data), nil
 	}
@@ -59,7 +57,7 @@ func (g *Server) readContents(ctx context.Context, b *fleet.Box, rc *protocol.Cl
 		if err := rc.Call(ctx, protocol.OpFileList, protocol.ListRequest{Path: path, Hidden: true, MaxEntries: 1000}, &l); err != nil {
 			return nil, err
 		}
-		return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: mimeDirectory, Text: tools.ListingText(l)}}, nil
+		return []mcpapi.ResourceContents{mcpapi.TextResourceContents{URI: uri, MIMEType: mimeDirectory, Text: tools.ListingText(l)}}, nil
 	}
 	if fi.Size > maxResourceBytes {
 		return nil, fmt.Errorf("%s is %d bytes, above the %d byte limit of resources/read; read it in ranges with the read_file tool (offset/limit)", uri, fi.Size, maxResourceBytes)
@@ -73,12 +71,12 @@ func (g *Server) readContents(ctx context.Context, b *fleet.Box, rc *protocol.Cl
 
 // fileContents is a file's bytes as uri's contents: text when they are
 // UTF-8 of a text type, else a base64 blob.
-func fileContents(uri, path string, data []byte) []mcp.ResourceContents {
+func fileContents(uri, path string, data []byte) []mcpapi.ResourceContents {
 	mime := mimeOf(path, data)
 	if utf8.Valid(data) && !binaryMIME(mime) {
-		return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: mime, Text: string(data)}}
+		return []mcpapi.ResourceContents{mcpapi.TextResourceContents{URI: uri, MIMEType: mime, Text: string(data)}}
 	}
-	return []mcp.ResourceContents{mcp.BlobResourceContents{URI: uri, MIMEType: mime, Blob: base64.StdEncoding.EncodeToString(data)}}
+	return []mcpapi.ResourceContents{mcpapi.BlobResourceContents{URI: uri, MIMEType: mime, Blob: base64.StdEncoding.EncodeToString(data)}}
 }
 
 // readBytes reads a whole file of at most maxResourceBytes as bytes.
@@ -104,7 +102,7 @@ func readBytes(ctx context.Context, rc *protocol.Client, path string) ([]byte, e
 }
 
 // readAuditResource serves the caller's own recent audit records.
-func (g *Server) readAuditResource(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+func (g *Server) readAuditResource(ctx context.Context, uri string) ([]mcpapi.ResourceContents, error) {
 	p, _, err := caller(ctx)
 	if err != nil {
 		return nil, err
@@ -120,5 +118,5 @@ func (g *Server) readAuditResource(ctx context.Context, req mcp.ReadResourceRequ
 	if err != nil {
 		return nil, err
 	}
-	return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: "application/json", Text: string(b)}}, nil
+	return []mcpapi.ResourceContents{mcpapi.TextResourceContents{URI: uri, MIMEType: "application/json", Text: string(b)}}, nil
 }

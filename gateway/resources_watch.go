@@ -10,9 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
-
 	"github.com/sandgate/sandgate/gateway/fleet"
+	"github.com/sandgate/sandgate/gateway/mcpapi"
 	"github.com/sandgate/sandgate/runner/protocol"
 )
 
@@ -38,7 +37,7 @@ type sandboxWatch struct {
 
 // subscription is what one subscriber wants of one sandbox.
 type subscription struct {
-	send        func(method string, params map[string]any)
+	send        mcpapi.Notify
 	uris        map[string]string // resource URI → runner path
 	listChanged bool              // notifications/resources/list_changed for the workspace
 }
@@ -53,7 +52,7 @@ const workspacePath = "."
 // subscribe adds uri (path in b) to key's subscription, or only the
 // workspace's list changes when uri is "". It fails, changing nothing,
 // when the sandbox would watch more than protocol.MaxWatchPaths paths.
-func (h *watchHub) subscribe(b *fleet.Box, key any, send func(string, map[string]any), uri, path string, listChanged bool) error {
+func (h *watchHub) subscribe(b *fleet.Box, key any, send mcpapi.Notify, uri, path string, listChanged bool) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	w := h.by[b.ID()]
@@ -214,10 +213,10 @@ func (h *watchHub) deliver(w *sandboxWatch, ev protocol.Event) {
 		h.mu.Unlock()
 		slices.Sort(uris)
 		for _, uri := range uris {
-			s.send(mcp.MethodNotificationResourceUpdated, map[string]any{"uri": uri})
+			s.send(mcpapi.MethodResourceUpdated, map[string]any{"uri": uri})
 		}
 		if list {
-			s.send(mcp.MethodNotificationResourcesListChanged, nil)
+			s.send(mcpapi.MethodResourcesListChanged, nil)
 		}
 	}
 }

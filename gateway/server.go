@@ -8,8 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mark3labs/mcp-go/server"
-
 	"github.com/sandgate/sandgate/gateway/audit"
 	"github.com/sandgate/sandgate/gateway/e2bbackend"
 	"github.com/sandgate/sandgate/gateway/fleet"
@@ -38,7 +36,6 @@ type Server struct {
 	boxes    *fleet.Fleet
 	edge     *mcpedge.Edge
 	sessions *mcpedge.Sessions // the edge's
-	mcp      *server.MCPServer // the edge's, where tools, resources and prompts are registered
 	tools    *tools.Toolbox
 	metrics  *metrics.Metrics
 	ready    atomic.Bool
@@ -94,20 +91,11 @@ func New(ctx context.Context, cfg Config, p sandbox.Provider, store AuditStore, 
 	g.edge = mcpedge.New(mcpedge.Config{Auth: cfg.Auth, Local: LocalPrincipal, AllowedOrigins: cfg.AllowedOrigins,
 		BodyReadTimeout: cfg.BodyReadTimeout, Replicated: cfg.Replicated, IdleTTL: cfg.Limits.IdleTTL,
 		Audit: g.audit, Log: log, Metrics: m, NeededScopes: g.neededScopes, OnSessionEnd: g.onSessionEnd,
-		Name: "sandgate", Version: Version, Options: []server.ServerOption{
-			server.WithToolCapabilities(true),
-			server.WithResourceCapabilities(true, true),
-			server.WithPromptCapabilities(false),
-			server.WithCompletions(),
-			server.WithResourceCompletionProvider(resourceCompletions{g}),
-			server.WithPromptCompletionProvider(promptCompletions{g}),
-			server.WithLogging(),
-			server.WithRecovery(),
-			server.WithInstructions("Each MCP session gets its own sandbox: a Linux container with no network, a writable /workspace and resource limits. Sessionless clients get a default sandbox per client on first use, or call sandbox_create and pass sandbox_id."),
-		}})
+		Resources: resourceService{g}, CompletePrompt: g.completePrompt,
+		Name: "sandgate", Version: Version,
+		Instructions: "Each MCP session gets its own sandbox: a Linux container with no network, a writable /workspace and resource limits. Sessionless clients get a default sandbox per client on first use, or call sandbox_create and pass sandbox_id."})
 	g.sessions = g.edge.Sessions()
-	g.mcp = g.edge.MCP()
-	g.registerResources(g.edge.Hooks())
+	g.registerResources()
 	g.registerPrompts()
 	g.edge.AddTools(g.tools.Served()...)
 
@@ -129,7 +117,7 @@ func New(ctx context.Context, cfg Config, p sandbox.Provider, store AuditStore, 
 func (g *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	count := g.metrics.Instrument
-	mux.Handle("/mcp", count("mcp", g.edge.Middleware(g.rpcCodes(g.edge.Transport()))))
+	mux.Handle("/mcp", count("mcp", g.edge.Handler()))
 	if g.cfg.Auth != nil {
 		// RFC 9728: the metadata of the /mcp resource, at the root and at
 		// the path-inserted location clients derive from the resource.

@@ -12,7 +12,7 @@ const m = layering.Module
 
 // sound is a small module graph that keeps every rule: the runner with
 // its cgroup library, sandbox with a Docker client, and the gateway on
-// top with mcp-go.
+// top, mcp-go behind its MCP edge.
 func sound() layering.Graph {
 	return layering.Graph{
 		m + "/cmd/runner":                    {m + "/runner"},
@@ -25,7 +25,7 @@ func sound() layering.Graph {
 		m + "/sandbox/docker":                {m + "/sandbox", "github.com/docker/docker/client"},
 		"github.com/docker/docker/client":    nil,
 		m + "/auth":                          nil,
-		m + "/gateway":                       {m + "/sandbox", m + "/auth", m + "/gateway/mcpapi", "github.com/mark3labs/mcp-go/server"},
+		m + "/gateway":                       {m + "/sandbox", m + "/auth", m + "/gateway/mcpapi", m + "/gateway/mcpedge"},
 		m + "/gateway/mcpapi":                nil,
 		m + "/gateway/audit":                 nil,
 		"github.com/mark3labs/mcp-go/server": {"github.com/mark3labs/mcp-go/mcp"},
@@ -63,7 +63,7 @@ func TestRulesCanFail(t *testing.T) {
 		onTop      = "the gateway sits on top: nothing below it imports it: "
 		standAlone = "the runner stands alone: it imports none of the gateway's libraries: "
 		noClient   = "the runner links no Docker or Kubernetes client: "
-		mcpEdge    = "mcp-go is known only to the MCP edge and, for now, the gateway's resources and prompts: "
+		mcpEdge    = "mcp-go is known only to the MCP edge: "
 		mcpAPI     = "the MCP surface's types are data: they import no gateway package and not mcp-go: "
 		fleet      = "the fleet keeps sandboxes and speaks no protocol: "
 		edge       = "the MCP edge runs no tool and touches no sandbox: "
@@ -104,6 +104,11 @@ func TestRulesCanFail(t *testing.T) {
 			name: "sandbox imports mcp-go",
 			add:  map[string][]string{m + "/sandbox/docker": {"github.com/mark3labs/mcp-go/mcp"}},
 			want: []string{mcpEdge + m + "/sandbox/docker -> github.com/mark3labs/mcp-go/mcp"},
+		},
+		{
+			name: "the gateway's wiring imports mcp-go",
+			add:  map[string][]string{m + "/gateway": {"github.com/mark3labs/mcp-go/server"}},
+			want: []string{mcpEdge + m + "/gateway -> github.com/mark3labs/mcp-go/server"},
 		},
 		{
 			name: "a command imports mcp-go",

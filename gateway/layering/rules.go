@@ -23,10 +23,8 @@ var Rules = []Rule{
 		Except: cgroupLibrary,
 	},
 	OnlyImporters{
-		// The gateway root goes once its resources and prompts build
-		// gateway/mcpapi's types, as the tools do (issue 29, item 6).
-		Why:       "mcp-go is known only to the MCP edge and, for now, the gateway's resources and prompts",
-		Importers: Patterns{Module + "/gateway", Module + "/gateway/mcpedge"},
+		Why:       "mcp-go is known only to the MCP edge",
+		Importers: Patterns{Module + "/gateway/mcpedge"},
 		Of:        Patterns{"github.com/mark3labs/mcp-go/..."},
 	},
 	NoDeps{

@@ -44,3 +44,8 @@ type PromptHandler func(ctx context.Context, args map[string]string) (*GetPrompt
 func NewPromptMessage(role Role, content Content) PromptMessage {
 	return PromptMessage{Role: role, Content: content}
 }
+
+// NewGetPromptResult returns a prompt's messages with its description.
+func NewGetPromptResult(description string, messages []PromptMessage) *GetPromptResult {
+	return &GetPromptResult{Description: description, Messages: messages}
+}

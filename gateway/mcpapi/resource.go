@@ -5,12 +5,24 @@ import (
 	"errors"
 )
 
+// The notifications a resource subscription sends.
+const (
+	MethodResourceUpdated      = "notifications/resources/updated"
+	MethodResourcesListChanged = "notifications/resources/list_changed"
+)
+
+// Notify sends one notification to a subscriber's client.
+type Notify func(method string, params map[string]any)
+
 // Resource is one entry of resources/list.
 type Resource struct {
 	URI         string
 	Name        string
+	Title       string
 	Description string
 	MIMEType    string
+	// Size is the contents' length in bytes, when known.
+	Size *int64
 	// LastModified is an RFC 3339 time, or "".
 	LastModified string
 }
@@ -28,7 +40,8 @@ type ResourceTemplate struct {
 type ResourceHandler func(ctx context.Context, uri string) ([]ResourceContents, error)
 
 // ErrResourceNotFound marks, when an error wraps it, a resource the
-// caller cannot have: the edge answers it with the specification's
+// caller cannot have (a missing file, and a sandbox that is not theirs,
+// which must look the same): the edge answers it with the specification's
 // resource-not-found error (whose code depends on the protocol era)
 // rather than an internal error.
 var ErrResourceNotFound = errors.New("resource not found")

@@ -3,6 +3,7 @@ package mcpedge
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
@@ -10,6 +11,7 @@ import (
 	"github.com/sandgate/sandgate/auth/identity"
 	"github.com/sandgate/sandgate/auth/resource"
 	"github.com/sandgate/sandgate/gateway/audit"
+	"github.com/sandgate/sandgate/gateway/mcpapi"
 	"github.com/sandgate/sandgate/gateway/metrics"
 )
 
@@ -39,10 +41,13 @@ type Config struct {
 	NeededScopes func(Message) []string
 	// OnSessionEnd is called once per legacy session when it ends.
 	OnSessionEnd func(id, reason string)
-	// Name, Version and Options describe the MCP server (capabilities,
-	// completion providers, instructions).
-	Name, Version string
-	Options       []server.ServerOption
+	// Name, Version and Instructions describe the MCP server to clients.
+	Name, Version, Instructions string
+	// Resources serves the caller's resource list, completions and
+	// subscriptions; CompletePrompt completes prompt arguments. Either
+	// may be nil.
+	Resources      Resources
+	CompletePrompt mcpapi.Completer
 }
 
 // Edge is the gateway's MCP edge: mcp-go's server and Streamable HTTP
@@ -66,7 +71,8 @@ func New(cfg Config) *Edge {
 	e.listeners = newListenHub(e.queueNotification)
 	cfg.Metrics.MustRegister(e.listeners.dropped)
 	e.registerStandalone(e.hooks)
-	e.mcp = server.NewMCPServer(cfg.Name, cfg.Version, append(cfg.Options, server.WithHooks(e.hooks))...)
+	e.registerResources(e.hooks)
+	e.mcp = server.NewMCPServer(cfg.Name, cfg.Version, e.serverOptions()...)
 	e.http = server.NewStreamableHTTPServer(e.mcp,
 		server.WithEndpointPath("/mcp"),
 		server.WithSessionIdManager(e.sessions),
@@ -79,12 +85,37 @@ func New(cfg Config) *Edge {
 	return e
 }
 
-// MCP is mcp-go's server, where the gateway registers its tools,
-// resources and prompts.
-func (e *Edge) MCP() *server.MCPServer { return e.mcp }
+// serverOptions are the MCP server's capabilities and behaviour: tools
+// whose list changes, resources with subscriptions and list changes,
+// prompts, completions, logging, and recovery from a handler's panic.
+func (e *Edge) serverOptions() []server.ServerOption {
+	opts := []server.ServerOption{
+		server.WithToolCapabilities(true),
+		server.WithResourceCapabilities(true, true),
+		server.WithPromptCapabilities(false),
+		server.WithCompletions(),
+		server.WithLogging(),
+		server.WithRecovery(),
+		server.WithHooks(e.hooks),
+	}
+	if e.cfg.Resources != nil {
+		opts = append(opts, server.WithResourceCompletionProvider(resourceCompletions{e.cfg.Resources.Complete}))
+	}
+	if e.cfg.CompletePrompt != nil {
+		opts = append(opts, server.WithPromptCompletionProvider(promptCompletions{e.cfg.CompletePrompt}))
+	}
+	if e.cfg.Instructions != "" {
+		opts = append(opts, server.WithInstructions(e.cfg.Instructions))
+	}
+	return opts
+}
 
-// Hooks are the MCP server's hooks, for the gateway's own.
-func (e *Edge) Hooks() *server.Hooks { return e.hooks }
+// Handler serves /mcp: the middleware, then mcp-go's transport with the
+// error codes handlers choose (rpccodes.go).
+func (e *Edge) Handler() http.Handler { return e.Middleware(rpcCodes(e.http)) }
+
+// MCP is mcp-go's server, for the edge's own tests.
+func (e *Edge) MCP() *server.MCPServer { return e.mcp }
 
 // Transport is the Streamable HTTP transport, to serve behind
 // Middleware.

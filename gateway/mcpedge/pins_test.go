@@ -42,7 +42,7 @@ func pinEdge(t *testing.T) (*Edge, *httptest.Server, *endedSessions) {
 	e := New(Config{Local: identity.Identity{Issuer: "local", Subject: "local", Tenant: "local"}, BodyReadTimeout: time.Minute,
 		IdleTTL: 15 * time.Minute, Audit: sink, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: metrics.New(),
 		NeededScopes: func(Message) []string { return nil }, OnSessionEnd: ended.add,
-		Name: "pin", Version: "0", Options: []server.ServerOption{server.WithToolCapabilities(true)}})
+		Name: "pin", Version: "0"})
 	big := func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		// The edge took the arguments out of the body mcp-go decoded.
 		msg, _ := MessageFrom(ctx)

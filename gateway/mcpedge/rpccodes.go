@@ -1,9 +1,10 @@
-package gateway
+package mcpedge
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"slices"
 	"strconv"
@@ -11,14 +12,15 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
-	"github.com/sandgate/sandgate/gateway/mcpedge"
+	"github.com/sandgate/sandgate/gateway/mcpapi"
 )
 
 // mcp-go (v1.2.1) answers every error a resource or prompt handler
 // returns as -32603 (internal error). A resource the caller cannot have
-// is the spec's resource-not-found error instead: -32002 before
-// 2026-07-28, -32602 from it. The handler marks the request (notFound)
-// and rpcCodes puts the right code in the response as it is written.
+// (an error wrapping mcpapi.ErrResourceNotFound) is the spec's
+// resource-not-found error instead: -32002 before 2026-07-28, -32602
+// from it. The edge marks the request (markNotFound) and rpcCodes puts
+// the right code in the response as it is written.
 //
 // The spec also says that error SHOULD name the URI asked for in its
 // data ({"uri": ...}), which mcp-go gives neither our errors nor its own
@@ -39,9 +41,12 @@ var notFoundCodes = [][]byte{[]byte(`"code":` + strconv.Itoa(mcp.RESOURCE_NOT_FO
 
 type errCodeKey struct{}
 
-// notFound marks ctx's request as answering resource-not-found and
-// returns err.
-func notFound(ctx context.Context, err error) error {
+// markNotFound marks ctx's request as answering resource-not-found when
+// err says so, and returns err.
+func markNotFound(ctx context.Context, err error) error {
+	if !errors.Is(err, mcpapi.ErrResourceNotFound) {
+		return err
+	}
 	if ec, ok := ctx.Value(errCodeKey{}).(*errCode); ok {
 		code := mcp.RESOURCE_NOT_FOUND
 		if mcp.IsModernProtocol(server.RequestProtocolVersion(ctx)) {
@@ -53,13 +58,13 @@ func notFound(ctx context.Context, err error) error {
 }
 
 // rpcCodes wraps next so that handlers may choose their error's code
-// (see notFound).
-func (g *Server) rpcCodes(next http.Handler) http.Handler {
+// (see markNotFound).
+func rpcCodes(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ec := &errCode{}
 		r = r.WithContext(context.WithValue(r.Context(), errCodeKey{}, ec))
 		cw := &codeWriter{ResponseWriter: w, ec: ec}
-		if msg, _ := mcpedge.MessageFrom(r.Context()); resourceMethods[msg.Method] && msg.Params.URI != "" {
+		if msg, _ := MessageFrom(r.Context()); resourceMethods[msg.Method] && msg.Params.URI != "" {
 			cw.data, _ = json.Marshal(map[string]string{"uri": msg.Params.URI})
 		}
 		next.ServeHTTP(cw, r)
