@@ -1,7 +1,9 @@
 // Package gateway wires Sandgate's gateway together: the MCP edge, the
 // tools, the resources and prompts, the E2B API and the fleet of
-// sandboxes they share, behind one HTTP handler. It holds, for now, the
-// MCP resources, prompts and completion.
+// sandboxes they share, behind one HTTP handler. It holds only the
+// wiring: the configuration (config.go), the server and its background
+// loop (server.go), the scopes a request needs (scopes.go), egress and
+// metrics hooks, and the HTTP server's limits.
 //
 // The rest lives in packages of one job each:
 //   - gateway/mcpedge: mcp-go's server and transport and every adaptation
@@ -12,6 +14,9 @@
 //     the tools, resources and prompts build;
 //   - gateway/tools: the MCP tools and the handler every call goes
 //     through (rate limit, validation, sandbox, audit records);
+//   - gateway/resources: the MCP resources (sandbox files, the caller's
+//     audit records), their completion and subscriptions, and the
+//     prompts built on them;
 //   - gateway/fleet: the sandboxes themselves (creation, the warm pool,
 //     default sandboxes, deadlines, allowlists, quotas, death and
 //     replacement, sweeps, reconciliation, records for replicas);

@@ -77,11 +77,4 @@ func (g *Server) ReadBothWays(ctx context.Context, id string, req protocol.ReadR
 
 // WatchSubscribers returns how many subscribers (legacy sessions and
 // subscriptions/listen streams) the watch of sandbox id has.
-func (g *Server) WatchSubscribers(id string) int {
-	g.watches.mu.Lock()
-	defer g.watches.mu.Unlock()
-	if w := g.watches.by[id]; w != nil {
-		return len(w.subs)
-	}
-	return 0
-}
+func (g *Server) WatchSubscribers(id string) int { return g.res.Watchers(id) }

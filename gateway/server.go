@@ -13,6 +13,7 @@ import (
 	"github.com/sandgate/sandgate/gateway/fleet"
 	"github.com/sandgate/sandgate/gateway/mcpedge"
 	"github.com/sandgate/sandgate/gateway/metrics"
+	"github.com/sandgate/sandgate/gateway/resources"
 	"github.com/sandgate/sandgate/gateway/tools"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -42,8 +43,8 @@ type Server struct {
 	stop     context.CancelFunc
 	// e2b serves the E2B-compatible API; nil when it is disabled.
 	e2b *e2bbackend.Server
-	// watches fans sandbox file changes out to resource subscribers.
-	watches *watchHub
+	// res serves the resources and prompts.
+	res *resources.Service
 }
 
 // New builds a gateway on provider p writing audit records to store. It
@@ -87,16 +88,15 @@ func New(ctx context.Context, cfg Config, p sandbox.Provider, store AuditStore, 
 		return nil, fmt.Errorf("reconcile sandboxes at start: %w", err)
 	}
 
-	g.watches = newWatchHub(log)
+	g.res = resources.New(resources.Config{Fleet: g.boxes, Audit: g.audit, Log: log, Tools: g.tools})
 	g.edge = mcpedge.New(mcpedge.Config{Auth: cfg.Auth, Local: LocalPrincipal, AllowedOrigins: cfg.AllowedOrigins,
 		BodyReadTimeout: cfg.BodyReadTimeout, Replicated: cfg.Replicated, IdleTTL: cfg.Limits.IdleTTL,
 		Audit: g.audit, Log: log, Metrics: m, NeededScopes: g.neededScopes, OnSessionEnd: g.onSessionEnd,
-		Resources: resourceService{g}, CompletePrompt: g.completePrompt,
+		Resources: g.res, CompletePrompt: g.res.CompletePrompt,
 		Name: "sandgate", Version: Version,
 		Instructions: "Each MCP session gets its own sandbox: a Linux container with no network, a writable /workspace and resource limits. Sessionless clients get a default sandbox per client on first use, or call sandbox_create and pass sandbox_id."})
 	g.sessions = g.edge.Sessions()
-	g.registerResources()
-	g.registerPrompts()
+	g.res.Register(g.edge)
 	g.edge.AddTools(g.tools.Served()...)
 
 	sweepCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -156,7 +156,7 @@ func (g *Server) MetricsHandler() http.Handler { return g.metrics.Handler() }
 func (g *Server) onSessionEnd(id, reason string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	g.watches.unsubscribe(id, "")
+	g.res.Unsubscribe(id, "")
 	g.boxes.EndSession(ctx, id, reason)
 	ev := &audit.Event{Kind: audit.KindSessionEnd, Session: id, Summary: map[string]string{"reason": reason}, Outcome: "ok"}
 	if err := g.audit.Append(ctx, ev); err != nil {

@@ -34,6 +34,7 @@ func sound() layering.Graph {
 		m + "/gateway/mcpedge":               {m + "/gateway/audit", m + "/gateway/mcpapi", "github.com/mark3labs/mcp-go/server"},
 		m + "/gateway/e2bbackend":            {m + "/gateway/fleet", m + "/gateway/audit"},
 		m + "/gateway/tools":                 {m + "/gateway/fleet", m + "/gateway/mcpapi"},
+		m + "/gateway/resources":             {m + "/gateway/tools", m + "/gateway/mcpapi"},
 		m + "/cmd/gateway":                   {m + "/gateway", m + "/gateway/mcpedge", m + "/gateway/e2bbackend", m + "/gateway/tools"},
 	}
 }
@@ -68,7 +69,7 @@ func TestRulesCanFail(t *testing.T) {
 		fleet      = "the fleet keeps sandboxes and speaks no protocol: "
 		edge       = "the MCP edge runs no tool and touches no sandbox: "
 		e2b        = "the E2B adapter knows nothing of MCP: "
-		toolsRule  = "the tools build the MCP surface's types and know neither the MCP edge nor mcp-go: "
+		toolsRule  = "the tools, resources and prompts build the MCP surface's types and know neither the MCP edge nor mcp-go: "
 	)
 	tests := []struct {
 		name string
@@ -120,7 +121,7 @@ func TestRulesCanFail(t *testing.T) {
 			add:  map[string][]string{m + "/gateway/mcpapi": {"github.com/mark3labs/mcp-go/mcp"}},
 			want: []string{mcpEdge + m + "/gateway/mcpapi -> github.com/mark3labs/mcp-go/mcp",
 				mcpAPI + m + "/gateway/mcpapi -> github.com/mark3labs/mcp-go/mcp",
-				toolsRule + m + "/gateway/tools -> " + m + "/gateway/mcpapi -> github.com/mark3labs/mcp-go/mcp"},
+				toolsRule + m + "/gateway/resources -> " + m + "/gateway/mcpapi -> github.com/mark3labs/mcp-go/mcp"},
 		},
 		{
 			name: "the MCP types import the audit log",
@@ -131,6 +132,11 @@ func TestRulesCanFail(t *testing.T) {
 			name: "a tool reaches into the MCP edge",
 			add:  map[string][]string{m + "/gateway/tools": {m + "/gateway/mcpedge"}},
 			want: []string{toolsRule + m + "/gateway/tools -> " + m + "/gateway/mcpedge"},
+		},
+		{
+			name: "a prompt reaches into the gateway's wiring",
+			add:  map[string][]string{m + "/gateway/resources": {m + "/gateway"}},
+			want: []string{toolsRule + m + "/gateway/resources -> " + m + "/gateway"},
 		},
 		{
 			name: "the fleet imports the MCP edge",

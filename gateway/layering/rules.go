@@ -45,8 +45,8 @@ var Rules = []Rule{
 		Except: Patterns{Module + "/gateway/mcpapi"},
 	},
 	NoDeps{
-		Why:  "the tools build the MCP surface's types and know neither the MCP edge nor mcp-go",
-		From: Patterns{Module + "/gateway/tools"},
+		Why:  "the tools, resources and prompts build the MCP surface's types and know neither the MCP edge nor mcp-go",
+		From: Patterns{Module + "/gateway/tools", Module + "/gateway/resources"},
 		To:   Patterns{Module + "/gateway", Module + "/gateway/mcpedge", Module + "/gateway/e2bbackend", "github.com/mark3labs/mcp-go/..."},
 	},
 	NoDeps{

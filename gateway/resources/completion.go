@@ -1,4 +1,4 @@
-package gateway
+package resources
 
 import (
 	"cmp"
@@ -23,9 +23,9 @@ const maxCompletions = 100
 // lists a sandbox's files.
 const toolCompletion = "completion/complete"
 
-// completeResource completes the sandbox template's arguments:
+// Complete completes the sandbox template's arguments:
 // sandbox_id from the caller's sandboxes, path from the sandbox's tree.
-func (g *Server) completeResource(ctx context.Context, req mcpapi.CompleteRequest) (*mcpapi.Completion, error) {
+func (g *Service) Complete(ctx context.Context, req mcpapi.CompleteRequest) (*mcpapi.Completion, error) {
 	if req.Ref != sandboxTemplate {
 		return &mcpapi.Completion{Values: []string{}}, nil
 	}
@@ -39,7 +39,7 @@ func (g *Server) completeResource(ctx context.Context, req mcpapi.CompleteReques
 }
 
 // completeSandboxID lists the caller's sandbox ids starting with prefix.
-func (g *Server) completeSandboxID(ctx context.Context, prefix string) (*mcpapi.Completion, error) {
+func (g *Service) completeSandboxID(ctx context.Context, prefix string) (*mcpapi.Completion, error) {
 	p, session, err := caller(ctx)
 	if err != nil {
 		return nil, err
@@ -56,7 +56,7 @@ func (g *Server) completeSandboxID(ctx context.Context, prefix string) (*mcpapi.
 // defaultBox is the sandbox a completion or prompt means when it names
 // none: the legacy session's own sandbox if it has one yet, or else the
 // caller's only sandbox. It never creates one.
-func (g *Server) defaultBox(ctx context.Context, p identity.Identity, session, id string) (*fleet.Box, error) {
+func (g *Service) defaultBox(ctx context.Context, p identity.Identity, session, id string) (*fleet.Box, error) {
 	if id != "" {
 		return g.boxes.Get(ctx, p, session, id)
 	}
@@ -75,7 +75,7 @@ func (g *Server) defaultBox(ctx context.Context, p identity.Identity, session, i
 // completePath lists the entries of value's directory in the sandbox
 // whose names start with value's last element; directories end in "/".
 // Like resources/list it needs sandbox:files:read and is audited.
-func (g *Server) completePath(ctx context.Context, sandboxID, value string) (*mcpapi.Completion, error) {
+func (g *Service) completePath(ctx context.Context, sandboxID, value string) (*mcpapi.Completion, error) {
 	p, session, err := caller(ctx)
 	if err != nil {
 		return nil, err

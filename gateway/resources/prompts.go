@@ -1,4 +1,4 @@
-package gateway
+package resources
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"github.com/sandgate/sandgate/gateway/mcpapi"
 )
 
-// Prompt names, a closed set: promptCompletions and the registry below
+// Prompt names, a closed set: CompletePrompt and the registry below
 // agree on them.
 const (
 	promptRunTests     = "run-tests"
@@ -21,22 +21,22 @@ const sandboxIDArgDesc = "Sandbox to use, as returned by sandbox_create. Omit it
 
 // registerPrompts serves the prompts that show an agent how to use a
 // sandbox's tools well for common jobs.
-func (g *Server) registerPrompts() {
+func (g *Service) registerPrompts(pub Publisher) {
 	sandboxID := mcpapi.PromptArgument{Name: "sandbox_id", Description: sandboxIDArgDesc}
-	g.edge.AddPrompt(mcpapi.Prompt{Name: promptRunTests, Title: "Run a repository's tests",
+	pub.AddPrompt(mcpapi.Prompt{Name: promptRunTests, Title: "Run a repository's tests",
 		Description: "Set up and run the tests of a repository in the sandbox, then explain the failures. Embeds the repository's README when it has one.",
 		Arguments: []mcpapi.PromptArgument{
 			{Name: "repo", Description: "The repository's directory in the sandbox, relative to /workspace or absolute (default: /workspace)."},
 			{Name: "test_command", Description: "The command that runs the tests, if you know it (e.g. go test ./...); otherwise it is worked out from the repository."},
 			sandboxID,
 		}}, g.getRunTests)
-	g.edge.AddPrompt(mcpapi.Prompt{Name: promptDebugCommand, Title: "Investigate a failing command",
+	pub.AddPrompt(mcpapi.Prompt{Name: promptDebugCommand, Title: "Investigate a failing command",
 		Description: "Run a failing command in the sandbox, find out why it fails with the file and process tools, and propose a fix.",
 		Arguments: []mcpapi.PromptArgument{
 			{Name: "command", Required: true, Description: "The shell command that fails, as you would type it."},
 			sandboxID,
 		}}, g.getDebugCommand)
-	g.edge.AddPrompt(mcpapi.Prompt{Name: promptCapturePage, Title: "Capture a web page's state",
+	pub.AddPrompt(mcpapi.Prompt{Name: promptCapturePage, Title: "Capture a web page's state",
 		Description: "Load a page in the sandbox's browser and capture its state: text snapshot, screenshot, console messages.",
 		Arguments: []mcpapi.PromptArgument{
 			{Name: "url", Required: true, Description: "The page to capture. Sandboxes reach only their own loopback unless the operator allows more, so this is usually a server started in the sandbox (http://localhost:PORT)."},
@@ -53,7 +53,7 @@ func sandboxNote(args map[string]string) string {
 	return ""
 }
 
-func (g *Server) getRunTests(ctx context.Context, args map[string]string) (*mcpapi.GetPromptResult, error) {
+func (g *Service) getRunTests(ctx context.Context, args map[string]string) (*mcpapi.GetPromptResult, error) {
 	repo := strings.TrimSpace(args["repo"])
 	if repo == "" {
 		repo = "."
@@ -76,7 +76,7 @@ func (g *Server) getRunTests(ctx context.Context, args map[string]string) (*mcpa
 	return mcpapi.NewGetPromptResult("Run the tests of "+repo, msgs), nil
 }
 
-func (g *Server) getDebugCommand(_ context.Context, args map[string]string) (*mcpapi.GetPromptResult, error) {
+func (g *Service) getDebugCommand(_ context.Context, args map[string]string) (*mcpapi.GetPromptResult, error) {
 	cmd := strings.TrimSpace(args["command"])
 	if cmd == "" {
 		return nil, fmt.Errorf("argument command is required: the shell command that fails")
@@ -90,7 +90,7 @@ func (g *Server) getDebugCommand(_ context.Context, args map[string]string) (*mc
 	return mcpapi.NewGetPromptResult("Investigate why `"+audit.Clip(cmd, 80)+"` fails", []mcpapi.PromptMessage{mcpapi.NewPromptMessage(mcpapi.RoleUser, mcpapi.NewTextContent(text))}), nil
 }
 
-func (g *Server) getCapturePage(_ context.Context, args map[string]string) (*mcpapi.GetPromptResult, error) {
+func (g *Service) getCapturePage(_ context.Context, args map[string]string) (*mcpapi.GetPromptResult, error) {
 	url := strings.TrimSpace(args["url"])
 	if url == "" {
 		return nil, fmt.Errorf("argument url is required: the page to capture")

@@ -1,4 +1,4 @@
-package gateway
+package resources
 
 import (
 	"context"
@@ -77,13 +77,13 @@ func (r sandboxRef) runnerPath() string {
 
 // registerResources serves the resource template and the audit
 // resource; the caller's list, completions and subscriptions reach the
-// edge through its Config.Resources (resourceService).
-func (g *Server) registerResources() {
-	g.edge.AddResourceTemplate(mcpapi.ResourceTemplate{URITemplate: sandboxTemplate, Name: "Sandbox files",
+// edge through its Config.Resources (resources_subscribe.go).
+func (g *Service) registerResources(pub Publisher) {
+	pub.AddResourceTemplate(mcpapi.ResourceTemplate{URITemplate: sandboxTemplate, Name: "Sandbox files",
 		Title:       "Files of your sandboxes",
 		Description: "A file or directory of one of your sandboxes. The path is relative to /workspace (sandbox://<id>/src/main.go); an absolute path keeps its slash (sandbox://<id>//etc/hosts). A directory reads as its listing. Files above 4 MiB must be read in ranges with read_file. Requires scope: sandbox:files:read."},
 		g.readSandboxResource)
-	g.edge.AddResource(mcpapi.Resource{URI: auditURI, Name: "Your recent audit records",
+	pub.AddResource(mcpapi.Resource{URI: auditURI, Name: "Your recent audit records",
 		Description: "Your own 100 most recent audit records, newest last, as JSON. Requires scope: sandbox:audit.",
 		MIMEType:    "application/json"}, g.readAuditResource)
 }
@@ -99,7 +99,7 @@ func caller(ctx context.Context) (identity.Identity, string, error) {
 
 // resourceBox returns the sandbox of ref if the caller may use it, or a
 // not-found error.
-func (g *Server) resourceBox(ctx context.Context, p identity.Identity, session string, ref sandboxRef) (*fleet.Box, error) {
+func (g *Service) resourceBox(ctx context.Context, p identity.Identity, session string, ref sandboxRef) (*fleet.Box, error) {
 	b, err := g.boxes.Get(ctx, p, session, ref.sandboxID)
 	if errors.Is(err, sandbox.ErrNotFound) {
 		return nil, fmt.Errorf("%w: no sandbox %q of yours; list yours with resources/list", mcpapi.ErrResourceNotFound, ref.sandboxID)

@@ -1,4 +1,4 @@
-package gateway
+package resources
 
 import (
 	"cmp"
@@ -30,12 +30,12 @@ const (
 	listPageSize    = 50
 )
 
-// listResources is resources/list: what the caller may read, the audit
+// List is resources/list: what the caller may read, the audit
 // resource with sandbox:audit, and with sandbox:files:read each usable
 // sandbox's workspace, top level and recently changed files. The cursor
 // is an offset into that list; a list that changes between pages may
 // repeat or skip an entry.
-func (g *Server) listResources(ctx context.Context, cursor string) (page []mcpapi.Resource, next string, err error) {
+func (g *Service) List(ctx context.Context, cursor string) (page []mcpapi.Resource, next string, err error) {
 	p, session, err := caller(ctx)
 	if err != nil {
 		return nil, "", err
@@ -64,7 +64,7 @@ func (g *Server) listResources(ctx context.Context, cursor string) (page []mcpap
 
 // callerBoxes are the sandboxes the caller may use from this session
 // (its own sessionless ones and this legacy session's), by id.
-func (g *Server) callerBoxes(p identity.Identity, session string) []*fleet.Box {
+func (g *Service) callerBoxes(p identity.Identity, session string) []*fleet.Box {
 	bs := g.boxes.Matching(func(b *fleet.Box) bool { return fleet.Allows(b.Owner, b.Session, p, session) })
 	slices.SortFunc(bs, func(a, b *fleet.Box) int { return cmp.Compare(a.ID(), b.ID()) })
 	return bs
@@ -72,7 +72,7 @@ func (g *Server) callerBoxes(p identity.Identity, session string) []*fleet.Box {
 
 // sandboxResources lists one sandbox's resources, audited as
 // "resources/list".
-func (g *Server) sandboxResources(ctx context.Context, p identity.Identity, session string, b *fleet.Box) ([]mcpapi.Resource, error) {
+func (g *Service) sandboxResources(ctx context.Context, p identity.Identity, session string, b *fleet.Box) ([]mcpapi.Resource, error) {
 	short := b.ID()[:min(8, len(b.ID()))]
 	out := []mcpapi.Resource{{URI: sandboxURI(b.ID(), ""), Name: "sandbox " + short + " workspace",
 		Description: "The /workspace directory of sandbox " + b.ID() + "; reads as its listing.", MIMEType: mimeDirectory}}

@@ -1,4 +1,4 @@
-package gateway
+package resources
 
 import (
 	"strings"

@@ -1,4 +1,4 @@
-package gateway
+package resources
 
 import (
 	"context"
@@ -20,7 +20,7 @@ const toolResourcesRead = "resources/read"
 // readSandboxResource serves resources/read of a sandbox:// URI: a file
 // whole (text when it is UTF-8, else a base64 blob) or a directory's
 // listing, audited like a read-only tool call.
-func (g *Server) readSandboxResource(ctx context.Context, uri string) ([]mcpapi.ResourceContents, error) {
+func (g *Service) readSandboxResource(ctx context.Context, uri string) ([]mcpapi.ResourceContents, error) {
 	ref, err := parseSandboxURI(uri)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", mcpapi.ErrResourceNotFound, err)
@@ -44,7 +44,7 @@ func (g *Server) readSandboxResource(ctx context.Context, uri string) ([]mcpapi.
 // readContents reads path in b's sandbox as uri's contents: a file from
 // this host's disk when it can (see tools.Toolbox.ReadOnHost), else, and always for a
 // directory, through rc.
-func (g *Server) readContents(ctx context.Context, b *fleet.Box, rc *protocol.Client, uri, path string) ([]mcpapi.ResourceContents, error) {
+func (g *Service) readContents(ctx context.Context, b *fleet.Box, rc *protocol.Client, uri, path string) ([]mcpapi.ResourceContents, error) {
 	if res, ok := g.tools.ReadOnHost(ctx, b, protocol.ReadRequest{Path: path, MaxBytes: maxResourceBytes}); ok {
 		return fileContents(uri, path, res.Data), nil
 	}
@@ -102,7 +102,7 @@ func readBytes(ctx context.Context, rc *protocol.Client, path string) ([]byte, e
 }
 
 // readAuditResource serves the caller's own recent audit records.
-func (g *Server) readAuditResource(ctx context.Context, uri string) ([]mcpapi.ResourceContents, error) {
+func (g *Service) readAuditResource(ctx context.Context, uri string) ([]mcpapi.ResourceContents, error) {
 	p, _, err := caller(ctx)
 	if err != nil {
 		return nil, err

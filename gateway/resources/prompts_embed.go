@@ -1,4 +1,4 @@
-package gateway
+package resources
 
 import (
 	"context"
@@ -23,7 +23,7 @@ var readmeNames = []string{"README.md", "README", "README.rst", "README.txt"}
 // embedded resource, or nil when there is none, the caller may not read
 // files, or no sandbox is chosen. Reading it is audited as a
 // resources/read.
-func (g *Server) embedReadme(ctx context.Context, sandboxID, repo string) *mcpapi.EmbeddedResource {
+func (g *Service) embedReadme(ctx context.Context, sandboxID, repo string) *mcpapi.EmbeddedResource {
 	p, session, err := caller(ctx)
 	if err != nil || !slices.Contains(p.Scopes, auth.ScopeFilesRead) {
 		return nil
@@ -63,8 +63,8 @@ var (
 	devices      = []string{"desktop", "mobile", "tablet"}
 )
 
-// completePrompt completes the prompts' arguments.
-func (g *Server) completePrompt(ctx context.Context, req mcpapi.CompleteRequest) (*mcpapi.Completion, error) {
+// CompletePrompt completes the prompts' arguments.
+func (g *Service) CompletePrompt(ctx context.Context, req mcpapi.CompleteRequest) (*mcpapi.Completion, error) {
 	prompt, arg := req.Ref, req.Argument
 	switch {
 	case arg == "sandbox_id":

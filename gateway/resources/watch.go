@@ -1,4 +1,4 @@
-package gateway
+package resources
 
 import (
 	"context"
@@ -219,4 +219,14 @@ func (h *watchHub) deliver(w *sandboxWatch, ev protocol.Event) {
 			s.send(mcpapi.MethodResourcesListChanged, nil)
 		}
 	}
+}
+
+// subscribers is how many subscribers sandbox id's watch has.
+func (h *watchHub) subscribers(id string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if w := h.by[id]; w != nil {
+		return len(w.subs)
+	}
+	return 0
 }
