@@ -16,6 +16,9 @@ var (
 	ErrRunnerMissing = errors.New("runner binary missing")
 	// ErrStartFailed: the sandbox was created but its runner never came up.
 	ErrStartFailed = errors.New("sandbox did not start")
+	// ErrNotPaused: Resume of a sandbox that was not paused and does
+	// not run (its runner died; Recreate replaces it).
+	ErrNotPaused = errors.New("sandbox is not paused")
 	// ErrClaimed: a pooled sandbox was claimed already (PoolClaims), or
 	// is not a pooled sandbox at all.
 	ErrClaimed = errors.New("pooled sandbox claimed already")

@@ -238,6 +238,28 @@ func (f Filter) Matches(info Info) bool {
 		(f.Tenant == "" || info.Tenant == f.Tenant)
 }
 
+// Pauser is implemented by providers that can pause a sandbox: end
+// everything running in it and free its CPU and memory, keeping its id,
+// its record (owner, expiry, template, metadata) and its workspace, and
+// later resume it under the same id on the same workspace. Processes,
+// /tmp and interpreter state do not survive a pause.
+type Pauser interface {
+	// Pause stops sandbox id's runner and everything else running in it.
+	// List then reports it with State StatePaused, Get does not find it,
+	// and Remove removes it as any other. Pausing a paused sandbox does
+	// nothing; a missing one is ErrNotFound. A crash in the middle leaves
+	// the sandbox running or paused, never neither.
+	Pause(ctx context.Context, id string) error
+	// Resume starts paused sandbox id again and returns once its runner
+	// accepts connections; a running sandbox is returned as it is. A
+	// sandbox that is neither (its runner died) is ErrNotPaused:
+	// Recreate replaces it.
+	Resume(ctx context.Context, id string) (Sandbox, error)
+}
+
+// StatePaused is the Info.State of a paused sandbox (Pauser).
+const StatePaused = "paused"
+
 // PoolClaims is implemented by providers that keep the claims of warm
 // pool sandboxes in their own shared records, where every gateway
 // replica reads them (Kubernetes: the sandbox's Secret). A pooled

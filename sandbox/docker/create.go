@@ -111,6 +111,10 @@ func (p *Provider) Recreate(ctx context.Context, spec sandbox.Spec) (_ sandbox.S
 	if err != nil {
 		return nil, err
 	}
+	// A replacement of a paused sandbox runs: it is paused no longer.
+	if err := os.Remove(p.pausedMarker(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("recreate sandbox %s: unmark it paused: %w", id, err)
+	}
 	p.log.Info("sandbox recreated", "sandbox_id", id, "container_id", short(sb.info.ContainerID),
 		"workspace_kept", p.ws.Durable(), "duration_ms", time.Since(start).Milliseconds())
 	return sb, nil

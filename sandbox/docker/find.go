@@ -53,7 +53,7 @@ func (p *Provider) Get(ctx context.Context, id string) (sandbox.Sandbox, error) 
 		}
 	}
 	if len(cs) > 0 {
-		return nil, fmt.Errorf("get sandbox %s: container is %s: %w", id, cs[0].State, sandbox.ErrNotFound)
+		return nil, fmt.Errorf("get sandbox %s: it is %s: %w", id, p.stateOf(id, string(cs[0].State)), sandbox.ErrNotFound)
 	}
 	return nil, fmt.Errorf("get sandbox %s: %w", id, sandbox.ErrNotFound)
 }
@@ -89,6 +89,7 @@ func (p *Provider) List(ctx context.Context, filter sandbox.Filter) ([]sandbox.I
 	for _, c := range cs {
 		info := infoFromSummary(c)
 		info.WorkspaceDurable = p.ws.Durable()
+		info.State = p.stateOf(info.ID, info.State)
 		infos = append(infos, info)
 		seen[info.ID] = true
 	}

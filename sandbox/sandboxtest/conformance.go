@@ -90,6 +90,15 @@ func Conformance(t *testing.T, newProvider func(t *testing.T) sandbox.Provider, 
 		t.Parallel()
 		testRecreate(t, newProvider(t), image)
 	})
+	t.Run("PauseKeepsWorkspace", func(t *testing.T) {
+		t.Parallel()
+		p := newProvider(t)
+		pz, ok := p.(sandbox.Pauser)
+		if !ok {
+			t.Skipf("%T cannot pause a sandbox (no sandbox.Pauser)", p)
+		}
+		testPause(t, p, pz, image)
+	})
 	t.Run("Recorder", func(t *testing.T) {
 		t.Parallel()
 		p := newProvider(t)
@@ -207,6 +216,67 @@ func testRecreate(t *testing.T, p sandbox.Provider, image string) {
 	}
 	if _, err := p.Recreate(ctx, s); !errors.Is(err, sandbox.ErrNotFound) {
 		t.Errorf("Recreate after Remove: err = %v, want ErrNotFound", err)
+	}
+}
+
+// testPause pauses a sandbox and resumes it: while paused it is listed
+// as paused with its record, not found by Get and not answering; resumed,
+// it has the same id, record and workspace files. Pausing twice, and
+// resuming a running sandbox, change nothing; a paused sandbox is
+// removed like any other.
+func testPause(t *testing.T, p sandbox.Provider, pz sandbox.Pauser, image string) {
+	ctx := t.Context()
+	s := spec(image)
+	sb := create(t, p, s)
+	id := sb.ID()
+	call(t, sb, protocol.OpFileWrite, protocol.WriteRequest{Path: "kept.txt", Content: "kept"}, nil)
+	if err := pz.Pause(ctx, id); err != nil {
+		t.Fatalf("Pause(%s): %v", id, err)
+	}
+	if err := pz.Pause(ctx, id); err != nil {
+		t.Errorf("Pause of a paused sandbox: %v, want nil", err)
+	}
+	if infos, err := p.List(ctx, sandbox.Filter{ID: id}); err != nil || len(infos) != 1 || infos[0].State != sandbox.StatePaused ||
+		infos[0].Owner != s.Owner || !sameCreation(infos[0], s) {
+		t.Errorf("List(%s) while paused = %+v, %v; want it paused, owner %s, template %q, metadata %v", id, infos, err, s.Owner, s.Template, s.Metadata)
+	}
+	if _, err := p.Get(ctx, id); !errors.Is(err, sandbox.ErrNotFound) {
+		t.Errorf("Get of a paused sandbox: err = %v, want ErrNotFound", err)
+	}
+	if c, err := protocol.Dial(ctx, sb.Dial); err == nil {
+		c.Close()
+		t.Error("the runner of a paused sandbox still answers")
+	}
+	again, err := pz.Resume(ctx, id)
+	if err != nil {
+		t.Fatalf("Resume(%s): %v", id, err)
+	}
+	if again.ID() != id || again.Info().Owner != s.Owner || !sameCreation(again.Info(), s) {
+		t.Errorf("Resume gave %+v, want sandbox %s of owner %s", again.Info(), id, s.Owner)
+	}
+	var got protocol.ReadResult
+	call(t, again, protocol.OpFileRead, protocol.ReadRequest{Path: "kept.txt"}, &got)
+	if again.Info().WorkspaceDurable && got.Content != "kept" {
+		t.Errorf("after Resume kept.txt = %q, want the file written before the pause", got.Content)
+	}
+	if infos, err := p.List(ctx, sandbox.Filter{ID: id}); err != nil || len(infos) != 1 || infos[0].State == sandbox.StatePaused {
+		t.Errorf("List(%s) after Resume = %+v, %v; want it running", id, infos, err)
+	}
+	if sb, err := pz.Resume(ctx, id); err != nil || sb.ID() != id {
+		t.Errorf("Resume of a running sandbox: %v, want the sandbox", err)
+	}
+	if err := pz.Pause(ctx, id); err != nil {
+		t.Fatalf("Pause(%s) again: %v", id, err)
+	}
+	if err := p.Remove(ctx, id); err != nil {
+		t.Fatalf("Remove of a paused sandbox: %v", err)
+	}
+	assertNone(t, p, sandbox.Filter{ID: id})
+	if _, err := pz.Resume(ctx, id); !errors.Is(err, sandbox.ErrNotFound) {
+		t.Errorf("Resume after Remove: err = %v, want ErrNotFound", err)
+	}
+	if err := pz.Pause(ctx, id); !errors.Is(err, sandbox.ErrNotFound) {
+		t.Errorf("Pause after Remove: err = %v, want ErrNotFound", err)
 	}
 }
 

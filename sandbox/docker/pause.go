@@ -1,0 +1,130 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/container"
+
+	"github.com/sandgate/sandgate/sandbox"
+)
+
+// A paused sandbox is a stopped container with a marker in its socket
+// dir. Labels cannot change on an existing container, so the marker
+// tells a pause from a death (a stopped container without one). The
+// socket dir is sealed (socketdir.go): nothing in the sandbox can make,
+// remove or see the marker.
+const pausedMarker = "paused"
+
+// pauseGrace is how long a sandbox's processes get to exit on SIGTERM
+// before the engine kills them.
+const pauseGrace = 2 * time.Second
+
+// Pause stops sandbox id's container: its processes end and its CPU and
+// memory are freed; its workspace, its labels and its socket dir stay.
+// The marker is written before the container stops, so a crash in
+// between leaves a running sandbox (a running container's marker means
+// nothing; Resume and Recreate remove it), never a stopped one that
+// looks dead.
+func (p *Provider) Pause(ctx context.Context, id string) error {
+	start := time.Now()
+	cs, err := p.findOne(ctx, id, "pause")
+	if err != nil {
+		return err
+	}
+	marker := p.pausedMarker(id)
+	if err := os.WriteFile(marker, nil, 0o600); err != nil {
+		return fmt.Errorf("pause sandbox %s: mark it paused: %w", id, err)
+	}
+	grace := int(pauseGrace.Seconds())
+	for _, c := range cs {
+		err := p.cli.ContainerStop(ctx, c.ID, container.StopOptions{Timeout: &grace})
+		if err != nil && !cerrdefs.IsNotFound(err) {
+			// Still running, perhaps: not paused after all.
+			_ = os.Remove(marker)
+			return fmt.Errorf("pause sandbox %s: stop container %s: %w", id, short(c.ID), engineErr(err))
+		}
+	}
+	p.log.Info("sandbox paused", "sandbox_id", id, "duration_ms", time.Since(start).Milliseconds())
+	return nil
+}
+
+// Resume starts paused sandbox id's container again, on the same
+// workspace and socket dir, and returns once its runner listens. The
+// container's tmpfs mounts (/tmp, /dev/shm) start empty, as after a
+// reboot.
+func (p *Provider) Resume(ctx context.Context, id string) (sandbox.Sandbox, error) {
+	start := time.Now()
+	cs, err := p.findOne(ctx, id, "resume")
+	if err != nil {
+		return nil, err
+	}
+	c := cs[0]
+	if c.State == container.StateRunning {
+		_ = os.Remove(p.pausedMarker(id)) // a pause that did not finish
+		return p.Get(ctx, id)
+	}
+	if !p.isPaused(id) {
+		return nil, fmt.Errorf("resume sandbox %s: its container is %s: %w", id, c.State, sandbox.ErrNotPaused)
+	}
+	dir := p.socketHostDir(id)
+	if err := p.openSocketDir(dir); err != nil {
+		return nil, fmt.Errorf("resume sandbox %s: %w", id, err)
+	}
+	if err := p.start(ctx, c.ID, filepath.Join(dir, SocketName)); err != nil {
+		return nil, fmt.Errorf("resume sandbox %s: %w", id, err)
+	}
+	if err := p.sealSocketDir(dir); err != nil {
+		return nil, fmt.Errorf("resume sandbox %s: %w", id, err)
+	}
+	if err := os.Remove(p.pausedMarker(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("resume sandbox %s: unmark it: %w", id, err)
+	}
+	sb, err := p.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	p.log.Info("sandbox resumed", "sandbox_id", id, "container_id", short(c.ID), "duration_ms", time.Since(start).Milliseconds())
+	return sb, nil
+}
+
+// findOne returns sandbox id's containers, or ErrNotFound when it has
+// none.
+func (p *Provider) findOne(ctx context.Context, id, verb string) ([]container.Summary, error) {
+	if !namePattern.MatchString(id) {
+		return nil, fmt.Errorf("%s sandbox %q: %w", verb, id, sandbox.ErrNotFound)
+	}
+	cs, err := p.find(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("%s sandbox %s: %w", verb, id, err)
+	}
+	if len(cs) == 0 {
+		return nil, fmt.Errorf("%s sandbox %s: %w", verb, id, sandbox.ErrNotFound)
+	}
+	return cs, nil
+}
+
+func (p *Provider) pausedMarker(id string) string {
+	return filepath.Join(p.socketHostDir(id), pausedMarker)
+}
+
+// isPaused reports whether sandbox id carries the pause marker.
+func (p *Provider) isPaused(id string) bool {
+	_, err := os.Lstat(p.pausedMarker(id))
+	return err == nil
+}
+
+// stateOf is the State List reports for a container of sandbox id: the
+// engine's, or StatePaused for a stopped one that was paused.
+func (p *Provider) stateOf(id, engineState string) string {
+	if engineState != container.StateRunning && p.isPaused(id) {
+		return sandbox.StatePaused
+	}
+	return engineState
+}
