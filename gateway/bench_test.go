@@ -177,3 +177,26 @@ func benchSession(b *testing.B) *client.Client {
 	mustOK(b, "warm up", call(b, c, "run_shell", map[string]any{"command": "true"}))
 	return c
 }
+
+// BenchmarkResumeFirstCall measures a call to a paused sandbox: the
+// resume (the container started again on its workspace, its runner
+// dialled) and the call's own work, a 1 KiB read_file. The pause before
+// each call is not timed.
+func BenchmarkResumeFirstCall(b *testing.B) {
+	c := benchSession(b)
+	content := strings.Repeat("x", 1023) + "\n"
+	if res, err := callErr(b.Context(), c, "write_file", map[string]any{"path": "kib.txt", "content": content}); err != nil || res.IsError {
+		b.Fatalf("write_file: %v", err)
+	}
+	for b.Loop() {
+		b.StopTimer()
+		if res, err := callErr(b.Context(), c, "sandbox_pause", nil); err != nil || res.IsError {
+			b.Fatalf("sandbox_pause: %v %s", err, text(res))
+		}
+		b.StartTimer()
+		res, err := callErr(b.Context(), c, "read_file", map[string]any{"path": "kib.txt"})
+		if err != nil || res.IsError || len(text(res)) != 1024 || res.Meta == nil || res.Meta.GetMetaField("sandgate.dev/sandbox-resumed") == nil {
+			b.Fatalf("read_file after the pause: %v", err)
+		}
+	}
+}

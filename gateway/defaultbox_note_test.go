@@ -37,6 +37,8 @@ var noteArgs = map[string]struct {
 	"http_request":        {args: map[string]any{"url": "http://example.com/"}},
 	"sandbox_info":        {args: map[string]any{}},
 	"sandbox_network":     {args: map[string]any{}},
+	"sandbox_pause":       {args: map[string]any{}},
+	"sandbox_resume":      {args: map[string]any{}},
 	"process_list":        {args: map[string]any{}},
 	"process_output":      {args: map[string]any{"process_id": "no-such-process"}},
 	"process_input":       {args: map[string]any{"process_id": "no-such-process", "data": "x"}},

@@ -141,7 +141,8 @@ func documentedToolScope(name string) string {
 	case name == "write_file", name == "edit_file", name == "make_directory", name == "move_path", name == "remove_path":
 		return auth.ScopeFilesWrite
 	case name == "run_shell", name == "run_code", name == "interpreter_restart", name == "run_notebook", strings.HasPrefix(name, "process_"),
-		name == "sandbox_create", name == "sandbox_info", name == "sandbox_network", name == "sandbox_destroy", name == "http_request":
+		name == "sandbox_create", name == "sandbox_info", name == "sandbox_network", name == "sandbox_pause", name == "sandbox_resume",
+		name == "sandbox_destroy", name == "http_request":
 		return auth.ScopeExec
 	case strings.HasPrefix(name, "browser_"), name == "matrix_custom":
 		return auth.ScopeBrowser

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -68,6 +69,11 @@ type Box struct {
 	gen    int             // how many times sb was replaced
 	Client *protocol.Client
 	gone   bool // being destroyed or destroyed; no new calls
+	// paused is true while the sandbox is paused or being paused
+	// (pause.go); pausedAt is when this gateway paused it (zero for one
+	// adopted paused).
+	paused   bool
+	pausedAt time.Time
 	// egressRun is the run of serveEgress going on, nil when none is.
 	egressRun *egressRun
 }
@@ -148,6 +154,9 @@ func (b *Box) Connect(ctx context.Context) (*protocol.Client, error) {
 	defer b.Mu.Unlock()
 	if b.gone {
 		return nil, ErrSandboxGone
+	}
+	if b.paused {
+		return nil, &connectError{err: fmt.Errorf("connect to sandbox %s: %w", b.ID(), errPaused), cause: errPaused}
 	}
 	if b.Client != nil && b.Client.Err() == nil {
 		b.startEgress(b.Client) // a replica whose session another took takes it back

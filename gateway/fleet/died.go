@@ -164,7 +164,12 @@ func (m *Fleet) Attach(ctx context.Context, b *Box, p identity.Identity) (*proto
 		return c, Note{}, nil
 	}
 	b.Release()
-	note, err := m.Recover(ctx, b, gen, p, err)
+	var note Note
+	if errors.Is(err, errPaused) {
+		note, err = m.Resume(ctx, b, p, "call")
+	} else {
+		note, err = m.Recover(ctx, b, gen, p, err)
+	}
 	if err != nil {
 		return nil, Note{}, err
 	}

@@ -19,7 +19,8 @@ import (
 func (m *Fleet) Sweep(ctx context.Context, now time.Time, endSession func(id, reason string)) {
 	idle := m.cfg.Limits.IdleTTL
 	m.records.beforeSweep()
-	for _, b := range m.Matching(func(b *Box) bool { return b.idleSince(now) > idle || now.After(b.EndAt()) }) {
+	// A paused sandbox is idle by design: only its end removes it.
+	for _, b := range m.Matching(func(b *Box) bool { return (b.idleSince(now) > idle && !b.Paused()) || now.After(b.EndAt()) }) {
 		reason := "idle"
 		switch {
 		case now.After(b.expires):
@@ -79,13 +80,17 @@ func (m *Fleet) adopt(ctx context.Context, info sandbox.Info) {
 func (m *Fleet) adoptee(ctx context.Context, info sandbox.Info) (*Box, bool) {
 	sb, err := m.provider.Get(ctx, info.ID)
 	running := err == nil
+	paused := !running && info.State == sandbox.StatePaused
 	switch {
+	case paused:
+		sb = pausedSandbox{info: info, p: m.provider} // resumed on first use
 	case !running:
 		sb = stopped{info: info, p: m.provider} // replaced on first use
 	case info.Pool != "":
 		sb = claimed{Sandbox: sb, info: info} // the claim's owner and expiry
 	}
 	b := newBox(sb, info.Owner, info.Tenant, info.Session, info.ExpiresAt)
+	b.paused = paused
 	b.recorded.Store(lastUse(info).UnixNano()) // the use its listing holds
 	list, deadline := m.records.kept(info)
 	m.wire(b, identity.Identity{Issuer: "sandgate", Subject: "owner:" + info.Owner, Tenant: info.Tenant}, m.parseAllow(info.ID, list))

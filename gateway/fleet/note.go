@@ -9,6 +9,8 @@ const (
 	// MetaSandboxReplaced holds {"sandbox_id", "reason",
 	// "workspace_kept"}.
 	MetaSandboxReplaced = "sandgate.dev/sandbox-replaced"
+	// MetaSandboxResumed holds {"sandbox_id", "paused_at"}.
+	MetaSandboxResumed = "sandgate.dev/sandbox-resumed"
 )
 
 // Note is one thing a call's caller should be told about where the call

@@ -30,6 +30,7 @@ type sandboxRefArgs struct {
 // sandboxInfo is sandbox_info's and sandbox_create's structuredContent.
 type sandboxInfo struct {
 	SandboxID   string         `json:"sandbox_id"`
+	State       string         `json:"state"` // running or paused
 	Image       string         `json:"image"`
 	ContainerID string         `json:"container_id"`
 	CreatedAt   time.Time      `json:"created_at"`
@@ -61,6 +62,14 @@ func sandboxTools() []toolDef {
 		{category: catSandbox, needsBox: true, summary: summarizeNetwork, run: runSandboxNetwork,
 			tool: mcpapi.NewTool("sandbox_network", argsSchema[sandboxNetworkArgs](), mcpapi.WithReadOnlyHintAnnotation(false), mcpapi.WithDestructiveHintAnnotation(false),
 				mcpapi.WithDescription("Show a sandbox's network allowlist, or replace it by passing allow (within what the operator allows your tenant). Programs in the sandbox reach the network only through its proxy (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY are set); new connections follow the new list at once."))},
+		{category: catSandbox, summary: summarize("sandbox_id"), run: runSandboxPause,
+			tool: mcpapi.NewTool("sandbox_pause", argsSchema[sandboxRefArgs](), mcpapi.WithReadOnlyHintAnnotation(false), mcpapi.WithDestructiveHintAnnotation(true),
+				mcpapi.WithIdempotentHintAnnotation(true),
+				mcpapi.WithDescription("Pause a sandbox: end every process in it and free its CPU and memory, keeping its /workspace, id, network allowlist and expiry. The next call that uses it resumes it (or call sandbox_resume); processes, /tmp and interpreter state do not survive."))},
+		{category: catSandbox, summary: summarize("sandbox_id"), run: runSandboxResume,
+			tool: mcpapi.NewTool("sandbox_resume", argsSchema[sandboxRefArgs](), mcpapi.WithReadOnlyHintAnnotation(false), mcpapi.WithDestructiveHintAnnotation(false),
+				mcpapi.WithIdempotentHintAnnotation(true),
+				mcpapi.WithDescription("Resume a paused sandbox now, on its kept /workspace, rather than on its next call. A running sandbox is left as it is."))},
 		{category: catSandbox, summary: summarize("sandbox_id"), run: runSandboxDestroy,
 			tool: mcpapi.NewTool("sandbox_destroy", argsSchema[sandboxRefArgs](), mcpapi.WithReadOnlyHintAnnotation(false), mcpapi.WithDestructiveHintAnnotation(true),
 				mcpapi.WithDescription("Destroy a sandbox and everything in it: processes, files, workspace."))},
@@ -157,7 +166,11 @@ func (c *call) describe(b *fleet.Box, ri *protocol.Info) sandboxInfo {
 		// little for its metadata).
 		ws.QuotaBytes, ws.UsedBytes = cmp.Or(ri.WorkspaceSizeBytes, ws.QuotaBytes), ri.WorkspaceUsedBytes
 	}
-	return sandboxInfo{SandboxID: b.ID(), Image: inf.Image, ContainerID: inf.ContainerID, CreatedAt: inf.CreatedAt, ExpiresAt: b.EndAt(),
+	state := "running"
+	if b.Paused() {
+		state = "paused"
+	}
+	return sandboxInfo{SandboxID: b.ID(), State: state, Image: inf.Image, ContainerID: inf.ContainerID, CreatedAt: inf.CreatedAt, ExpiresAt: b.EndAt(),
 		IdleTTL: l.IdleTTL.String(), Runner: ri, Workspace: ws, Network: c.g.networkInfo(b),
 		Limits: map[string]any{"cpus": l.CPUs, "memory_bytes": l.MemoryBytes, "pids": l.Pids, "workspace_bytes": ws.QuotaBytes,
 			"tmp_bytes": l.TmpBytes, "call_timeout_s": l.CallTimeout.Seconds()}}
@@ -177,4 +190,42 @@ func runSandboxDestroy(ctx context.Context, c *call) (*mcpapi.CallToolResult, er
 		return nil, fmt.Errorf("destroy sandbox %s: %w", b.ID(), err)
 	}
 	return structured(map[string]any{"sandbox_id": b.ID(), "destroyed": true}, "destroyed sandbox "+b.ID(), false), nil
+}
+
+func runSandboxPause(ctx context.Context, c *call) (*mcpapi.CallToolResult, error) {
+	a, err := bind[sandboxRefArgs](c)
+	if err != nil {
+		return nil, err
+	}
+	b, err := c.existing(ctx, a.SandboxID)
+	if err != nil {
+		return nil, err
+	}
+	c.end.SandboxID, c.end.ContainerID = b.ID(), b.Info().ContainerID
+	if err := c.g.boxes.Pause(ctx, b, c.p, "sandbox_pause"); err != nil {
+		return nil, err
+	}
+	return structured(map[string]any{"sandbox_id": b.ID(), "state": "paused"},
+		fmt.Sprintf("paused sandbox %s: its /workspace is kept; the next call that uses it resumes it", b.ID()), false), nil
+}
+
+func runSandboxResume(ctx context.Context, c *call) (*mcpapi.CallToolResult, error) {
+	a, err := bind[sandboxRefArgs](c)
+	if err != nil {
+		return nil, err
+	}
+	b, err := c.existing(ctx, a.SandboxID)
+	if err != nil {
+		return nil, err
+	}
+	c.end.SandboxID = b.ID()
+	note, err := c.g.boxes.Resume(ctx, b, c.p, "sandbox_resume")
+	if err != nil {
+		return nil, err
+	}
+	// Whether this call resumed it is the note's to say, as for any call
+	// that finds its sandbox paused.
+	c.note(note)
+	c.end.ContainerID = b.Info().ContainerID
+	return structured(map[string]any{"sandbox_id": b.ID(), "state": "running"}, "sandbox "+b.ID()+" is running", false), nil
 }

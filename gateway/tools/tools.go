@@ -63,6 +63,8 @@ var requiredScopes = map[string][]string{
 	"sandbox_create":  {auth.ScopeExec},
 	"sandbox_info":    {auth.ScopeExec},
 	"sandbox_destroy": {auth.ScopeExec},
+	"sandbox_pause":   {auth.ScopeExec},
+	"sandbox_resume":  {auth.ScopeExec},
 	"sandbox_network": {auth.ScopeExec},
 	"audit_log":       {auth.ScopeAudit},
 
