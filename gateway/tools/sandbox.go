@@ -128,7 +128,10 @@ func (c *call) existing(ctx context.Context, id string) (*fleet.Box, error) {
 	return c.g.boxes.Get(ctx, c.p, c.session, b.ID())
 }
 
-func runSandboxInfo(ctx context.Context, c *call) (*mcpapi.CallToolResult, error) {
+// named finds the sandbox a sandbox_info, _destroy, _pause or _resume
+// call names (its one argument, sandbox_id, may be empty: see existing)
+// and records it for the call's audit record.
+func (c *call) named(ctx context.Context) (*fleet.Box, error) {
 	a, err := bind[sandboxRefArgs](c)
 	if err != nil {
 		return nil, err
@@ -138,6 +141,14 @@ func runSandboxInfo(ctx context.Context, c *call) (*mcpapi.CallToolResult, error
 		return nil, err
 	}
 	c.end.SandboxID = b.ID()
+	return b, nil
+}
+
+func runSandboxInfo(ctx context.Context, c *call) (*mcpapi.CallToolResult, error) {
+	b, err := c.named(ctx)
+	if err != nil {
+		return nil, err
+	}
 	// Another replica may have changed its allowlist since.
 	if err := c.g.boxes.RefreshNetwork(ctx, b); isNotFound(err) {
 		return nil, err
@@ -177,15 +188,11 @@ func (c *call) describe(b *fleet.Box, ri *protocol.Info) sandboxInfo {
 }
 
 func runSandboxDestroy(ctx context.Context, c *call) (*mcpapi.CallToolResult, error) {
-	a, err := bind[sandboxRefArgs](c)
+	b, err := c.named(ctx)
 	if err != nil {
 		return nil, err
 	}
-	b, err := c.existing(ctx, a.SandboxID)
-	if err != nil {
-		return nil, err
-	}
-	c.end.SandboxID, c.end.ContainerID = b.ID(), b.Info().ContainerID
+	c.end.ContainerID = b.Info().ContainerID
 	if err := c.g.boxes.Destroy(ctx, b, c.p, "sandbox_destroy"); err != nil {
 		return nil, fmt.Errorf("destroy sandbox %s: %w", b.ID(), err)
 	}
@@ -193,15 +200,11 @@ func runSandboxDestroy(ctx context.Context, c *call) (*mcpapi.CallToolResult, er
 }
 
 func runSandboxPause(ctx context.Context, c *call) (*mcpapi.CallToolResult, error) {
-	a, err := bind[sandboxRefArgs](c)
+	b, err := c.named(ctx)
 	if err != nil {
 		return nil, err
 	}
-	b, err := c.existing(ctx, a.SandboxID)
-	if err != nil {
-		return nil, err
-	}
-	c.end.SandboxID, c.end.ContainerID = b.ID(), b.Info().ContainerID
+	c.end.ContainerID = b.Info().ContainerID
 	if err := c.g.boxes.Pause(ctx, b, c.p, "sandbox_pause"); err != nil {
 		return nil, err
 	}
@@ -210,15 +213,10 @@ func runSandboxPause(ctx context.Context, c *call) (*mcpapi.CallToolResult, erro
 }
 
 func runSandboxResume(ctx context.Context, c *call) (*mcpapi.CallToolResult, error) {
-	a, err := bind[sandboxRefArgs](c)
+	b, err := c.named(ctx)
 	if err != nil {
 		return nil, err
 	}
-	b, err := c.existing(ctx, a.SandboxID)
-	if err != nil {
-		return nil, err
-	}
-	c.end.SandboxID = b.ID()
 	note, err := c.g.boxes.Resume(ctx, b, c.p, "sandbox_resume")
 	if err != nil {
 		return nil, err
