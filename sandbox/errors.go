@@ -19,6 +19,9 @@ var (
 	// ErrNotPaused: Resume of a sandbox that was not paused and does
 	// not run (its runner died; Recreate replaces it).
 	ErrNotPaused = errors.New("sandbox is not paused")
+	// ErrCannotPause: this provider, or this host, cannot pause the
+	// sandbox without losing what pausing keeps (its workspace).
+	ErrCannotPause = errors.New("sandbox cannot be paused here")
 	// ErrClaimed: a pooled sandbox was claimed already (PoolClaims), or
 	// is not a pooled sandbox at all.
 	ErrClaimed = errors.New("pooled sandbox claimed already")

@@ -95,6 +95,42 @@ type Spec struct {
 	// gateway bounds Metadata (a few dozen short pairs) before it gets here.
 	Template string
 	Metadata map[string]string
+	// Lifecycle is what its creator asked to happen when its timeout
+	// ends; stored, never read, by the provider.
+	Lifecycle Lifecycle
+}
+
+// Lifecycle is what an E2B creator asked for at its sandbox's timeout:
+// PauseOnTimeout pauses it instead of destroying it, and AutoResume lets
+// data-plane traffic to it resume it when paused. Providers store it as
+// its String and read it back with ParseLifecycle.
+type Lifecycle struct {
+	PauseOnTimeout bool
+	AutoResume     bool
+}
+
+// String is "" (destroyed at its timeout, the default), "pause" or
+// "pause,auto-resume".
+func (l Lifecycle) String() string {
+	switch {
+	case l.PauseOnTimeout && l.AutoResume:
+		return "pause,auto-resume"
+	case l.PauseOnTimeout:
+		return "pause"
+	}
+	return ""
+}
+
+// ParseLifecycle reads a Lifecycle's String; anything else is the
+// default.
+func ParseLifecycle(s string) Lifecycle {
+	switch s {
+	case "pause":
+		return Lifecycle{PauseOnTimeout: true}
+	case "pause,auto-resume":
+		return Lifecycle{PauseOnTimeout: true, AutoResume: true}
+	}
+	return Lifecycle{}
 }
 
 // Limits bound what a sandbox may use. Zero values are replaced by
@@ -191,9 +227,21 @@ type Info struct {
 	// WorkspaceDurable reports whether /workspace is on disk and outlives
 	// the container, so a replacement after a runner death keeps files.
 	WorkspaceDurable bool `json:"workspace_durable"`
-	// Template and Metadata are Spec.Template and Spec.Metadata.
-	Template string            `json:"template,omitempty"`
-	Metadata map[string]string `json:"metadata,omitempty"`
+	// Template, Metadata and Lifecycle are the Spec's.
+	Template  string            `json:"template,omitempty"`
+	Metadata  map[string]string `json:"metadata,omitempty"`
+	Lifecycle Lifecycle         `json:"lifecycle,omitzero"`
+	// PausedAt is when a paused sandbox (State StatePaused) was paused;
+	// zero for one that is not, or when the provider cannot tell.
+	PausedAt time.Time `json:"paused_at,omitzero"`
+	// ResumedAt is when a resumed sandbox was last resumed (zero: never
+	// paused, or the provider cannot tell): a resume starts a new run,
+	// and the gateway counts its maximum lifetime from there.
+	ResumedAt time.Time `json:"resumed_at,omitzero"`
+	// DiskBytes is what the sandbox's workspace takes on the host's disk
+	// (allocated blocks, not its size): what a paused sandbox costs.
+	// Zero when the provider does not measure it.
+	DiskBytes int64 `json:"disk_bytes,omitempty"`
 	// LastUsed is the last use Recorder.Touch recorded; zero when none
 	// was, or when the provider is no Recorder. Network is then the list
 	// last set with Recorder.SetNetwork.

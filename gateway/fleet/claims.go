@@ -35,16 +35,17 @@ type claim struct {
 	Network   []string  `json:"network,omitempty"`
 	ExpiresAt time.Time `json:"expires_at"`
 	ClaimedAt time.Time `json:"claimed_at"`
-	// Template and Metadata are an E2B creator's (sandbox.Spec).
-	Template string            `json:"template,omitempty"`
-	Metadata map[string]string `json:"metadata,omitempty"`
+	// Template, Metadata and Lifecycle are an E2B creator's (sandbox.Spec).
+	Template  string            `json:"template,omitempty"`
+	Metadata  map[string]string `json:"metadata,omitempty"`
+	Lifecycle string            `json:"lifecycle,omitempty"` // sandbox.Lifecycle.String
 }
 
 // apply returns info as a sandbox created with the claim's spec would
 // describe itself: created, for its owner, when it was claimed.
 func (c claim) apply(info sandbox.Info) sandbox.Info {
 	info.Owner, info.Session, info.Client, info.Tenant, info.Network, info.ExpiresAt = c.Owner, c.Session, c.Client, c.Tenant, c.Network, c.ExpiresAt
-	info.Template, info.Metadata = c.Template, c.Metadata
+	info.Template, info.Metadata, info.Lifecycle = c.Template, c.Metadata, sandbox.ParseLifecycle(c.Lifecycle)
 	if !c.ClaimedAt.IsZero() {
 		info.CreatedAt = c.ClaimedAt
 	}
@@ -53,7 +54,7 @@ func (c claim) apply(info sandbox.Info) sandbox.Info {
 
 func claimOf(spec sandbox.Spec, now time.Time) claim {
 	return claim{Owner: spec.Owner, Session: spec.Session, Client: spec.Client, Tenant: spec.Tenant, Network: spec.Network, ExpiresAt: spec.ExpiresAt, ClaimedAt: now,
-		Template: spec.Template, Metadata: spec.Metadata}
+		Template: spec.Template, Metadata: spec.Metadata, Lifecycle: spec.Lifecycle.String()}
 }
 
 // saveClaim records c for sandbox id durably.

@@ -186,10 +186,11 @@ type Spec struct {
 	Client  string // ClientKey of the client whose default it is, or ""
 	Image   string
 	Allow   policy.Rules
-	// Template and metadata are what an E2B client created it with
-	// (sandbox.Spec.Template, Metadata); kept in the provider's record.
-	Template string
-	Metadata map[string]string
+	// Template, metadata and lifecycle are what an E2B client created
+	// it with (sandbox.Spec's); kept in the provider's record.
+	Template  string
+	Metadata  map[string]string
+	Lifecycle sandbox.Lifecycle
 }
 
 // CreateBox is create of a sandbox that may be a client's default.
@@ -205,7 +206,7 @@ func (m *Fleet) CreateBox(ctx context.Context, p identity.Identity, n Spec) (*Bo
 	// knows the container being made is ours before Create returns.
 	spec := sandbox.Spec{ID: newSandboxID(), Image: image, Limits: m.cfg.Limits, Owner: p.Digest(), Session: session,
 		Client: n.Client, Tenant: p.Tenant, Network: allow.Strings(), ExpiresAt: now.Add(m.cfg.Limits.MaxLifetime),
-		Template: n.Template, Metadata: n.Metadata}
+		Template: n.Template, Metadata: n.Metadata, Lifecycle: n.Lifecycle}
 	m.setPending(spec.ID, true)
 	defer m.setPending(spec.ID, false)
 	sb, runner, source, err := m.startSandbox(ctx, spec)

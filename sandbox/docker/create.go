@@ -153,6 +153,7 @@ func (p *Provider) run(ctx context.Context, spec sandbox.Spec, host HostPaths, m
 		WorkspaceDurable: host.Workspace != "",
 		Template:         spec.Template,
 		Metadata:         parseMetadata(cc.Labels[LabelMetadata]),
+		Lifecycle:        spec.Lifecycle,
 	}
 	return &handle{p: p, info: info, sock: sock}, nil
 }

@@ -44,6 +44,7 @@ func (p *Provider) Get(ctx context.Context, id string) (sandbox.Sandbox, error) 
 		if c.State == container.StateRunning {
 			info := infoFromSummary(c)
 			info.WorkspaceDurable = p.ws.Durable()
+			p.hostState(&info)
 			// A sandbox an older gateway made has an unsealed dir.
 			if err := p.sealSocketDir(p.socketHostDir(id)); err != nil {
 				return nil, fmt.Errorf("get sandbox %s: %w", id, err)
@@ -53,7 +54,9 @@ func (p *Provider) Get(ctx context.Context, id string) (sandbox.Sandbox, error) 
 		}
 	}
 	if len(cs) > 0 {
-		return nil, fmt.Errorf("get sandbox %s: it is %s: %w", id, p.stateOf(id, string(cs[0].State)), sandbox.ErrNotFound)
+		info := infoFromSummary(cs[0])
+		p.hostState(&info)
+		return nil, fmt.Errorf("get sandbox %s: it is %s: %w", id, info.State, sandbox.ErrNotFound)
 	}
 	return nil, fmt.Errorf("get sandbox %s: %w", id, sandbox.ErrNotFound)
 }
@@ -89,7 +92,7 @@ func (p *Provider) List(ctx context.Context, filter sandbox.Filter) ([]sandbox.I
 	for _, c := range cs {
 		info := infoFromSummary(c)
 		info.WorkspaceDurable = p.ws.Durable()
-		info.State = p.stateOf(info.ID, info.State)
+		p.hostState(&info)
 		infos = append(infos, info)
 		seen[info.ID] = true
 	}

@@ -42,6 +42,8 @@ const (
 	LabelTemplate = "sandgate.template"
 	// LabelMetadata is Spec.Metadata as a JSON object (absent: none).
 	LabelMetadata = "sandgate.metadata"
+	// LabelLifecycle is Spec.Lifecycle's String (absent: the default).
+	LabelLifecycle = "sandgate.lifecycle"
 )
 
 // labels returns the labels of a new sandbox created at now. spec.ID and
@@ -60,6 +62,9 @@ func labels(spec sandbox.Spec, instance string, now time.Time) map[string]string
 		LabelExpiresAt: spec.ExpiresAt.UTC().Format(time.RFC3339Nano),
 		LabelPool:      spec.Pool,
 		LabelTemplate:  spec.Template,
+	}
+	if lc := spec.Lifecycle.String(); lc != "" {
+		l[LabelLifecycle] = lc
 	}
 	if len(spec.Metadata) > 0 {
 		metadata, _ := json.Marshal(spec.Metadata) // map[string]string always encodes
@@ -95,6 +100,7 @@ func infoFromSummary(c container.Summary) sandbox.Info {
 		State:       c.State,
 		Template:    c.Labels[LabelTemplate],
 		Metadata:    parseMetadata(c.Labels[LabelMetadata]),
+		Lifecycle:   sandbox.ParseLifecycle(c.Labels[LabelLifecycle]),
 	}
 }
 

@@ -22,6 +22,10 @@ import (
 // remove or see the marker.
 const pausedMarker = "paused"
 
+// resumedStamp is a file in the socket dir whose modification time is
+// the sandbox's last resume (sandbox.Info.ResumedAt).
+const resumedStamp = "resumed"
+
 // pauseGrace is how long a sandbox's processes get to exit on SIGTERM
 // before the engine kills them.
 const pauseGrace = 2 * time.Second
@@ -34,6 +38,9 @@ const pauseGrace = 2 * time.Second
 // looks dead.
 func (p *Provider) Pause(ctx context.Context, id string) error {
 	start := time.Now()
+	if !p.ws.Durable() {
+		return fmt.Errorf("pause sandbox %s: %w: this host keeps workspaces in memory (%s), and a stopped container's would be lost; run the gateway where loop devices work (--workspace-backend loop)", id, sandbox.ErrCannotPause, p.ws.Reason())
+	}
 	cs, err := p.findOne(ctx, id, "pause")
 	if err != nil {
 		return err
@@ -76,6 +83,12 @@ func (p *Provider) Resume(ctx context.Context, id string) (sandbox.Sandbox, erro
 	dir := p.socketHostDir(id)
 	if err := p.openSocketDir(dir); err != nil {
 		return nil, fmt.Errorf("resume sandbox %s: %w", id, err)
+	}
+	// Stamped before the start: a stamp without a resume only gives a
+	// paused sandbox a later lifetime end, which no sweep of a paused
+	// one reads.
+	if err := os.WriteFile(filepath.Join(dir, resumedStamp), nil, 0o600); err != nil {
+		return nil, fmt.Errorf("resume sandbox %s: stamp it: %w", id, err)
 	}
 	if err := p.start(ctx, c.ID, filepath.Join(dir, SocketName)); err != nil {
 		return nil, fmt.Errorf("resume sandbox %s: %w", id, err)
@@ -120,11 +133,19 @@ func (p *Provider) isPaused(id string) bool {
 	return err == nil
 }
 
-// stateOf is the State List reports for a container of sandbox id: the
-// engine's, or StatePaused for a stopped one that was paused.
-func (p *Provider) stateOf(id, engineState string) string {
-	if engineState != container.StateRunning && p.isPaused(id) {
-		return sandbox.StatePaused
+// hostState adds to info, listed from its container, what the host
+// keeps of the sandbox: StatePaused for a stopped container that was
+// paused (with PausedAt, the marker's time), its last resume and what
+// its workspace takes on disk.
+func (p *Provider) hostState(info *sandbox.Info) {
+	dir := p.socketHostDir(info.ID)
+	if info.State != container.StateRunning {
+		if fi, err := os.Lstat(filepath.Join(dir, pausedMarker)); err == nil {
+			info.State, info.PausedAt = sandbox.StatePaused, fi.ModTime().UTC()
+		}
 	}
-	return engineState
+	if fi, err := os.Lstat(filepath.Join(dir, resumedStamp)); err == nil {
+		info.ResumedAt = fi.ModTime().UTC()
+	}
+	info.DiskBytes = p.ws.DiskBytes(info.ID)
 }

@@ -68,6 +68,9 @@ const (
 	// AnnotationDeadline is the end the owner set (SetDeadline), RFC
 	// 3339 in UTC; on the Secret only, absent or empty for none.
 	AnnotationDeadline = "sandgate.dev/deadline"
+	// AnnotationLifecycle is Spec.Lifecycle's String (absent or empty:
+	// the default).
+	AnnotationLifecycle = "sandgate.dev/lifecycle"
 )
 
 // namePrefix starts the name of every sandbox pod and Secret.
@@ -118,6 +121,7 @@ func meta(spec sandbox.Spec, cfg Config, now time.Time) metav1.ObjectMeta {
 		AnnotationPool:      spec.Pool,
 		AnnotationImage:     spec.Image,
 		AnnotationTemplate:  spec.Template,
+		AnnotationLifecycle: spec.Lifecycle.String(),
 	}
 	if len(spec.Metadata) > 0 {
 		metadata, _ := json.Marshal(spec.Metadata) // map[string]string always encodes
@@ -195,6 +199,7 @@ func infoFromMeta(m metav1.ObjectMeta) sandbox.Info {
 		Deadline:  parseTime(a[AnnotationDeadline]),
 		Template:  a[AnnotationTemplate],
 		Metadata:  metadata,
+		Lifecycle: sandbox.ParseLifecycle(a[AnnotationLifecycle]),
 	}
 }
 

@@ -230,15 +230,19 @@ func testPause(t *testing.T, p sandbox.Provider, pz sandbox.Pauser, image string
 	sb := create(t, p, s)
 	id := sb.ID()
 	call(t, sb, protocol.OpFileWrite, protocol.WriteRequest{Path: "kept.txt", Content: "kept"}, nil)
+	before := time.Now().Add(-time.Second) // file times may be truncated
 	if err := pz.Pause(ctx, id); err != nil {
 		t.Fatalf("Pause(%s): %v", id, err)
 	}
+	after := time.Now().Add(time.Second)
 	if err := pz.Pause(ctx, id); err != nil {
 		t.Errorf("Pause of a paused sandbox: %v, want nil", err)
 	}
 	if infos, err := p.List(ctx, sandbox.Filter{ID: id}); err != nil || len(infos) != 1 || infos[0].State != sandbox.StatePaused ||
 		infos[0].Owner != s.Owner || !sameCreation(infos[0], s) {
 		t.Errorf("List(%s) while paused = %+v, %v; want it paused, owner %s, template %q, metadata %v", id, infos, err, s.Owner, s.Template, s.Metadata)
+	} else if at := infos[0].PausedAt; at.Before(before) || at.After(after) || infos[0].WorkspaceDurable && infos[0].DiskBytes <= 0 {
+		t.Errorf("List(%s) while paused: paused at %v (paused between %v and %v), %d bytes on disk; want the time and the workspace's bytes", id, at, before, after, infos[0].DiskBytes)
 	}
 	if _, err := p.Get(ctx, id); !errors.Is(err, sandbox.ErrNotFound) {
 		t.Errorf("Get of a paused sandbox: err = %v, want ErrNotFound", err)
@@ -259,8 +263,9 @@ func testPause(t *testing.T, p sandbox.Provider, pz sandbox.Pauser, image string
 	if again.Info().WorkspaceDurable && got.Content != "kept" {
 		t.Errorf("after Resume kept.txt = %q, want the file written before the pause", got.Content)
 	}
-	if infos, err := p.List(ctx, sandbox.Filter{ID: id}); err != nil || len(infos) != 1 || infos[0].State == sandbox.StatePaused {
-		t.Errorf("List(%s) after Resume = %+v, %v; want it running", id, infos, err)
+	if infos, err := p.List(ctx, sandbox.Filter{ID: id}); err != nil || len(infos) != 1 || infos[0].State == sandbox.StatePaused ||
+		infos[0].ResumedAt.Before(before) || !infos[0].PausedAt.IsZero() {
+		t.Errorf("List(%s) after Resume = %+v, %v; want it running, resumed after %v", id, infos, err, before)
 	}
 	if sb, err := pz.Resume(ctx, id); err != nil || sb.ID() != id {
 		t.Errorf("Resume of a running sandbox: %v, want the sandbox", err)
@@ -387,15 +392,17 @@ func spec(image string) sandbox.Spec {
 		ExpiresAt: time.Now().Add(time.Hour).UTC().Truncate(time.Second),
 		Pool:      "pool-" + randomHex(4),
 		Template:  "template-" + randomHex(4),
+		Lifecycle: sandbox.Lifecycle{PauseOnTimeout: true, AutoResume: true},
 		// Characters a label or annotation value, or a comma-joined list,
 		// could mangle.
 		Metadata: map[string]string{"user": "ada", "k/with spaces.é": `v=1, "quoted"; ünïcode`},
 	}
 }
 
-// sameCreation reports whether info keeps s's template and metadata.
+// sameCreation reports whether info keeps s's template, metadata and
+// lifecycle.
 func sameCreation(info sandbox.Info, s sandbox.Spec) bool {
-	return info.Template == s.Template && maps.Equal(info.Metadata, s.Metadata)
+	return info.Template == s.Template && maps.Equal(info.Metadata, s.Metadata) && info.Lifecycle == s.Lifecycle
 }
 
 // create makes a sandbox and removes it when t ends (if still there).

@@ -54,6 +54,9 @@ type localBox struct {
 	dir  string
 	cmd  *exec.Cmd
 	done chan struct{} // closed when cmd has exited
+	// pausedAt is when Pause stopped its runner (zero: not paused);
+	// info.ResumedAt is its last Resume.
+	pausedAt time.Time
 }
 
 // LocalImage is the image name Local accepts by default.
@@ -65,6 +68,7 @@ const localReadyTimeout = 30 * time.Second
 var (
 	_ sandbox.Provider = (*Local)(nil)
 	_ sandbox.Recorder = (*Local)(nil)
+	_ sandbox.Pauser   = (*Local)(nil)
 )
 
 // NewLocal returns a Local that knows the given image names (LocalImage
@@ -126,7 +130,7 @@ func (l *Local) Create(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox,
 		spec.ExpiresAt = now.Add(spec.Limits.WithDefaults().MaxLifetime)
 	}
 	info := sandbox.Info{ID: spec.ID, Image: spec.Image, Owner: spec.Owner, Session: spec.Session, Client: spec.Client, Tenant: spec.Tenant, Network: spec.Network, Pool: spec.Pool,
-		CreatedAt: now, ExpiresAt: spec.ExpiresAt, State: "starting", WorkspaceDurable: true, Template: spec.Template, Metadata: maps.Clone(spec.Metadata)}
+		CreatedAt: now, ExpiresAt: spec.ExpiresAt, State: "starting", WorkspaceDurable: true, Template: spec.Template, Metadata: maps.Clone(spec.Metadata), Lifecycle: spec.Lifecycle}
 	starting := &localBox{dir: dir, info: info}
 	l.boxes[spec.ID] = starting
 	l.mu.Unlock()
@@ -191,15 +195,85 @@ func (l *Local) List(_ context.Context, f sandbox.Filter) ([]sandbox.Info, error
 		if !f.Matches(info) {
 			continue
 		}
-		if b.exited() {
+		switch {
+		case !b.pausedAt.IsZero():
+			info.State, info.PausedAt = sandbox.StatePaused, b.pausedAt
+		case b.exited():
 			info.State = "exited"
 		}
+		info.DiskBytes = diskBytes(filepath.Join(b.dir, "workspace"))
 		out = append(out, info)
 	}
 	slices.SortFunc(out, func(a, b sandbox.Info) int {
 		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
 	})
 	return out, nil
+}
+
+// Pause stops sandbox id's runner and keeps its directory, as Docker
+// stops a container and keeps its workspace.
+func (l *Local) Pause(_ context.Context, id string) error {
+	b := l.box(id)
+	if b == nil {
+		return fmt.Errorf("pause sandbox %s: %w", id, sandbox.ErrNotFound)
+	}
+	l.mu.Lock()
+	if !b.pausedAt.IsZero() {
+		l.mu.Unlock()
+		return nil
+	}
+	b.pausedAt = time.Now().UTC()
+	l.mu.Unlock()
+	l.stop(b)
+	return nil
+}
+
+// Resume starts a new runner for paused sandbox id on its directory.
+func (l *Local) Resume(ctx context.Context, id string) (sandbox.Sandbox, error) {
+	b := l.box(id)
+	if b == nil {
+		return nil, fmt.Errorf("resume sandbox %s: %w", id, sandbox.ErrNotFound)
+	}
+	l.mu.Lock()
+	paused := !b.pausedAt.IsZero()
+	l.mu.Unlock()
+	if !paused {
+		if b.cmd != nil && !b.exited() {
+			return l.Get(ctx, id)
+		}
+		return nil, fmt.Errorf("resume sandbox %s: its runner exited: %w", id, sandbox.ErrNotPaused)
+	}
+	fresh := &localBox{dir: b.dir, info: b.info}
+	fresh.info.ResumedAt = time.Now().UTC()
+	if err := l.start(ctx, fresh); err != nil {
+		return nil, fmt.Errorf("resume sandbox %s: %w", id, err)
+	}
+	l.mu.Lock()
+	if l.boxes[id] != b { // removed while it started
+		l.mu.Unlock()
+		l.stop(fresh)
+		return nil, fmt.Errorf("resume sandbox %s: %w", id, sandbox.ErrNotFound)
+	}
+	l.boxes[id] = fresh
+	l.mu.Unlock()
+	return &localHandle{l: l, info: l.record(id, fresh.info), sock: fresh.sock()}, nil
+}
+
+// diskBytes is the disk the files under dir have allocated.
+func diskBytes(dir string) int64 {
+	var n int64
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if fi, err := d.Info(); err == nil {
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+				n += st.Blocks * 512
+			}
+		}
+		return nil
+	})
+	return n
 }
 
 // record returns info with what was recorded for sandbox id since it
@@ -269,7 +343,7 @@ func (l *Local) Claim(_ context.Context, id string, spec sandbox.Spec) (sandbox.
 	}
 	info := b.info
 	info.Owner, info.Session, info.Client, info.Tenant, info.Network = spec.Owner, spec.Session, spec.Client, spec.Tenant, spec.Network
-	info.ExpiresAt, info.CreatedAt, info.Template, info.Metadata = spec.ExpiresAt, time.Now(), spec.Template, spec.Metadata
+	info.ExpiresAt, info.CreatedAt, info.Template, info.Metadata, info.Lifecycle = spec.ExpiresAt, time.Now(), spec.Template, spec.Metadata, spec.Lifecycle
 	l.claims[id] = info
 	return info, nil
 }

@@ -7,9 +7,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -213,4 +215,13 @@ func probe(ctx context.Context, root string) error {
 		return fmt.Errorf("write to a mounted workspace: %w", werr)
 	}
 	return nil
+}
+
+// allocated is the bytes of disk fi's file has allocated (st_blocks
+// counts 512-byte units whatever the file system's block size).
+func allocated(fi fs.FileInfo) int64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Blocks * 512
+	}
+	return 0
 }

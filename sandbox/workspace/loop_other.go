@@ -5,6 +5,7 @@ package workspace
 import (
 	"context"
 	"errors"
+	"io/fs"
 )
 
 var errNoLoop = errors.New("loop-mounted workspaces need Linux")
@@ -14,3 +15,4 @@ func mountImage(string, string) error                          { return errNoLoo
 func unmount(string) error                                     { return nil }
 func isMountPoint(string) (bool, error)                        { return false, nil }
 func probe(context.Context, string) error                      { return errNoLoop }
+func allocated(fs.FileInfo) int64                              { return 0 }

@@ -219,6 +219,20 @@ func (m *Manager) removeLocked(id string) error {
 	return nil
 }
 
+// DiskBytes is what sandbox id's workspace takes on the host's disk: the
+// blocks its image has allocated, not its size (images are sparse).
+// Zero for none, or with Tmpfs.
+func (m *Manager) DiskBytes(id string) int64 {
+	if m.backend != Loop || !idPattern.MatchString(id) {
+		return 0
+	}
+	fi, err := os.Lstat(filepath.Join(m.Dir(id), imageName))
+	if err != nil {
+		return 0
+	}
+	return allocated(fi)
+}
+
 // List returns the ids of every workspace on the host, sorted.
 func (m *Manager) List() ([]string, error) {
 	if m.backend != Loop {
