@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -41,6 +42,16 @@ type Config struct {
 	// hold at once; ToolCallsPerMinute bounds its tool call rate.
 	MaxSandboxesPerTenant int
 	ToolCallsPerMinute    int
+	// OnIdle is what happens to a sandbox idle for Limits.IdleTTL or
+	// past its maximum lifetime: "pause" (the default: its files are
+	// kept, and the next call resumes it) or "destroy". PausedRetention
+	// (default 7 days) is how long a paused sandbox is kept, and
+	// MaxPausedPerTenant (default 100) and MaxPausedBytesPerTenant
+	// (default 20 GiB) bound one tenant's paused sandboxes.
+	OnIdle                  string
+	PausedRetention         time.Duration
+	MaxPausedPerTenant      int
+	MaxPausedBytesPerTenant int64
 	// Categories enables tool categories (files, exec, code, sandbox,
 	// audit, browser); empty means all. DisabledTools removes single tools by name
 	// and EnabledTools, when not empty, keeps only the named tools.
@@ -154,6 +165,16 @@ func (c Config) WithDefaults() Config {
 	if c.ToolCallsPerMinute == 0 {
 		c.ToolCallsPerMinute = 600
 	}
+	c.OnIdle = cmp.Or(c.OnIdle, fleet.OnIdlePause)
+	if c.PausedRetention == 0 {
+		c.PausedRetention = DefaultPausedRetention
+	}
+	if c.MaxPausedPerTenant == 0 {
+		c.MaxPausedPerTenant = DefaultMaxPausedPerTenant
+	}
+	if c.MaxPausedBytesPerTenant == 0 {
+		c.MaxPausedBytesPerTenant = DefaultMaxPausedBytesPerTenant
+	}
 	if c.ReconcileInterval == 0 {
 		c.ReconcileInterval = time.Minute
 	}
@@ -197,6 +218,12 @@ func (c Config) Validate() error {
 	}
 	if err := c.Egress.Limits.Validate(); err != nil {
 		return err
+	}
+	if c.OnIdle != fleet.OnIdlePause && c.OnIdle != fleet.OnIdleDestroy {
+		return fmt.Errorf("on-idle %q: want pause (keep an idle sandbox's files, resume it on the next call) or destroy", c.OnIdle)
+	}
+	if c.PausedRetention < time.Minute {
+		return fmt.Errorf("paused retention %v: want at least a minute (default %v)", c.PausedRetention, DefaultPausedRetention)
 	}
 	if c.ToolsDir != "" {
 		if fi, err := os.Stat(c.ToolsDir); err != nil || !fi.IsDir() {
@@ -283,8 +310,16 @@ func (c Config) tools() tools.Config {
 		EgressPolicy: c.Egress.Policy, EgressLimits: c.Egress.Limits, ToolsDir: c.ToolsDir}
 }
 
+// Defaults of the paused sandboxes' retention and quotas.
+const (
+	DefaultPausedRetention               = 7 * 24 * time.Hour
+	DefaultMaxPausedPerTenant            = 100
+	DefaultMaxPausedBytesPerTenant int64 = 20 << 30
+)
+
 func (c Config) fleet() fleet.Config {
 	return fleet.Config{VarDir: c.VarDir, Image: c.Image, Pool: c.Pool, Limits: c.Limits,
-		MaxSandboxesPerTenant: c.MaxSandboxesPerTenant, ReconcileInterval: c.ReconcileInterval, ReconcileGrace: c.ReconcileGrace,
+		MaxSandboxesPerTenant: c.MaxSandboxesPerTenant, OnIdle: c.OnIdle, PausedRetention: c.PausedRetention,
+		MaxPausedPerTenant: c.MaxPausedPerTenant, MaxPausedBytesPerTenant: c.MaxPausedBytesPerTenant, ReconcileInterval: c.ReconcileInterval, ReconcileGrace: c.ReconcileGrace,
 		EgressPolicy: c.Egress.Policy, EgressLimits: c.Egress.Limits, Replicated: c.Replicated}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,6 +20,7 @@ import (
 var noteArgs = map[string]struct {
 	args  map[string]any
 	setup string // a shell command run first, in the sandbox, by its id
+	pause bool   // pause the sandbox first (after setup)
 }{
 	"read_file":           {args: map[string]any{"path": "note.txt"}},
 	"write_file":          {args: map[string]any{"path": "w.txt", "content": "x"}, setup: "rm -f w.txt"},
@@ -38,7 +40,7 @@ var noteArgs = map[string]struct {
 	"sandbox_info":        {args: map[string]any{}},
 	"sandbox_network":     {args: map[string]any{}},
 	"sandbox_pause":       {args: map[string]any{}},
-	"sandbox_resume":      {args: map[string]any{}},
+	"sandbox_resume":      {args: map[string]any{}, pause: true},
 	"process_list":        {args: map[string]any{}},
 	"process_output":      {args: map[string]any{"process_id": "no-such-process"}},
 	"process_input":       {args: map[string]any{"process_id": "no-such-process", "data": "x"}},
@@ -104,6 +106,9 @@ func TestLocalDefaultNoteApart(t *testing.T) {
 				if tc.setup != "" {
 					mustOK(t, "setup", call(t, c, "run_shell", map[string]any{"command": tc.setup, "sandbox_id": id}))
 				}
+				if tc.pause {
+					mustOK(t, "sandbox_pause", call(t, c, "sandbox_pause", map[string]any{"sandbox_id": id}))
+				}
 			}
 			prepare()
 			implicit := call(t, c, tool.Name, maps.Clone(tc.args))
@@ -139,9 +144,13 @@ func samePayload(t *testing.T, implicit, explicit *mcp.CallToolResult, implicitI
 	if len(implicit.Content) != len(explicit.Content)+1 {
 		t.Fatalf("%d content blocks without sandbox_id, %d with; want one more (the note): %q", len(implicit.Content), len(explicit.Content), allText(implicit))
 	}
-	note, ok := implicit.Content[len(implicit.Content)-1].(mcp.TextContent)
-	if !ok || !strings.Contains(note.Text, "default sandbox "+implicitID) {
-		t.Errorf("the last block is not the default sandbox's note: %#v", implicit.Content[len(implicit.Content)-1])
+	// Notes follow the payload in the order they arose (the default's
+	// first, then one that the call resumed the sandbox, say).
+	if !slices.ContainsFunc(implicit.Content[1:], func(c mcp.Content) bool {
+		note, ok := c.(mcp.TextContent)
+		return ok && strings.Contains(note.Text, "default sandbox "+implicitID)
+	}) {
+		t.Errorf("no block after the payload is the default sandbox's note: %q", allText(implicit))
 	}
 	if implicit.IsError != explicit.IsError {
 		t.Errorf("isError %v without sandbox_id, %v with", implicit.IsError, explicit.IsError)

@@ -85,11 +85,27 @@ func TestLocalDefaultSandbox(t *testing.T) {
 		t.Errorf("read_file with sandbox_id: %s", text(res))
 	}
 
-	// Idle past the TTL: the sweep removes it and the next call says so.
-	tg.gw.Sweep(time.Now().Add(2 * time.Hour))
+	// Idle past the TTL: the sweep pauses it (the shipped --on-idle),
+	// and the next call resumes it with its files and says so.
+	tg.gw.Sweep(time.Now().Add(time.Hour))
 	// "ls", not "ls /workspace": the in-process provider's runner runs on
 	// the host, where /workspace is no path of its own.
 	res = mustOK(t, "run_shell", call(t, a, "run_shell", map[string]any{"command": "ls"}))
+	if got := noteID(t, res, usingDefault)[0]; got != id || !strings.Contains(text(res), "f.txt") || !strings.Contains(allText(res), "was paused") {
+		t.Fatalf("call after the idle TTL: default %s (want %s resumed, f.txt kept): %s", got, id, allText(res))
+	}
+}
+
+// TestLocalDefaultSandboxIdleDestroy: with --on-idle destroy the sweep
+// removes an idle default sandbox, and the next call says so and makes
+// another.
+func TestLocalDefaultSandboxIdleDestroy(t *testing.T) {
+	t.Parallel()
+	tg := startLocalGateway(t, func(c *gateway.Config) { c.OnIdle = "destroy" })
+	a := namedModernClient(t, tg.URL, "client-a")
+	id := noteID(t, mustOK(t, "write_file", call(t, a, "write_file", map[string]any{"path": "f.txt", "content": "x"})), createdDefault)[0]
+	tg.gw.Sweep(time.Now().Add(time.Hour))
+	res := mustOK(t, "run_shell", call(t, a, "run_shell", map[string]any{"command": "ls"}))
 	ids := noteID(t, res, replacedDefault)
 	if ids[0] != id || ids[1] == id {
 		t.Fatalf("replacement note names %v, want %s replaced by a new one", ids, id)

@@ -8,6 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/sandgate/sandgate/gateway"
+	"github.com/sandgate/sandgate/sandbox"
 )
 
 // waitFor polls cond until it holds or the deadline passes.
@@ -22,30 +23,81 @@ func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) 
 	}
 }
 
-// TestIdleSessionIsEnded: a session unused for the idle TTL loses its
-// container and its id stops working.
+// TestIdleSessionPauses: with the shipped --on-idle pause, the sweep
+// pauses a legacy session's sandbox unused for the idle TTL and keeps the
+// session; the session's next call resumes the sandbox with its files.
+func TestIdleSessionPauses(t *testing.T) {
+	t.Parallel()
+	tg := startGateway(t, nil)
+	c := legacyClient(t, tg.URL)
+	mustOK(t, "write_file", call(t, c, "write_file", map[string]any{"path": "kept.txt", "content": "kept"}))
+	tg.gw.Sweep(time.Now().Add(sandbox.DefaultLimits.IdleTTL + time.Minute))
+	if left := tg.listed(t); len(left) != 1 || left[0].State != sandbox.StatePaused {
+		t.Fatalf("after the idle TTL: %+v, want the session's sandbox paused", left)
+	}
+	res := mustOK(t, "read_file", call(t, c, "read_file", map[string]any{"path": "kept.txt"}))
+	if text(res) != "kept" || !strings.Contains(allText(res), "was paused") {
+		t.Fatalf("the session's next call: %q; want its file and a note that its sandbox was resumed", allText(res))
+	}
+}
+
+// TestIdleSessionIsEnded: with --on-idle destroy, a session unused for
+// the idle TTL loses its container and its id stops working.
 func TestIdleSessionIsEnded(t *testing.T) {
 	t.Parallel()
-	tg := startGateway(t, func(c *gateway.Config) { c.Limits.IdleTTL = 2 * time.Second })
+	tg := startGateway(t, func(c *gateway.Config) { c.OnIdle = "destroy" })
 	c := legacyClient(t, tg.URL)
 	mustOK(t, "run_shell", call(t, c, "run_shell", map[string]any{"command": "true"}))
-	waitFor(t, 15*time.Second, "idle sandbox removed", func() bool { return len(tg.containers(t)) == 0 })
+	tg.gw.Sweep(time.Now().Add(sandbox.DefaultLimits.IdleTTL + time.Minute))
+	if n := len(tg.containers(t)); n != 0 {
+		t.Fatalf("%d containers after the idle TTL, want 0", n)
+	}
 	if _, err := callErr(t.Context(), c, "run_shell", map[string]any{"command": "true"}); err == nil {
 		t.Fatal("an idle-ended session still accepts calls")
 	}
 }
 
-// TestMaxLifetime: a busy sessionless sandbox is still removed at its
-// maximum lifetime.
+// TestMaxLifetime: a sandbox at its maximum lifetime is paused even with
+// a call in flight (the shipped --on-idle pause), with its files; the
+// next call starts a new run with a whole lifetime. With --on-idle
+// destroy it is removed.
 func TestMaxLifetime(t *testing.T) {
 	t.Parallel()
-	tg := startGateway(t, func(c *gateway.Config) { c.Limits.MaxLifetime = 3 * time.Second })
+	tg := startGateway(t, nil)
 	c := modernClient(t, tg.URL)
-	id := structuredAs[map[string]any](t, mustOK(t, "sandbox_create", call(t, c, "sandbox_create", nil)))["sandbox_id"]
-	waitFor(t, 15*time.Second, "expired sandbox removed", func() bool {
-		call(t, c, "run_shell", map[string]any{"command": "true", "sandbox_id": id}) // keep it busy
-		return len(tg.containers(t)) == 0
+	id := structuredAs[map[string]any](t, mustOK(t, "sandbox_create", call(t, c, "sandbox_create", nil)))["sandbox_id"].(string)
+	mustOK(t, "write_file", call(t, c, "write_file", map[string]any{"path": "kept.txt", "content": "kept", "sandbox_id": id}))
+	busy := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, _ := callErr(t.Context(), c, "run_shell", map[string]any{"command": "sleep 30", "sandbox_id": id})
+		busy <- res
+	}()
+	waitFor(t, 30*time.Second, "the sleep running", func() bool {
+		return strings.Contains(text(call(t, c, "run_shell", map[string]any{"command": "ps -eo args", "sandbox_id": id})), "sleep 30")
 	})
+	tg.gw.Sweep(time.Now().Add(sandbox.DefaultLimits.MaxLifetime + time.Minute))
+	if left := tg.listed(t); len(left) != 1 || left[0].State != sandbox.StatePaused {
+		t.Fatalf("after the maximum lifetime: %+v, want sandbox %s paused", left, id)
+	}
+	if res := <-busy; res == nil || !res.IsError {
+		t.Errorf("the call in flight when the run ended: %v; want an error", res)
+	}
+	res := mustOK(t, "read_file", call(t, c, "read_file", map[string]any{"path": "kept.txt", "sandbox_id": id}))
+	if text(res) != "kept" {
+		t.Fatalf("read_file after the pause: %q", allText(res))
+	}
+	info := structuredAs[map[string]any](t, mustOK(t, "sandbox_info", call(t, c, "sandbox_info", map[string]any{"sandbox_id": id})))
+	if exp, _ := time.Parse(time.RFC3339Nano, info["expires_at"].(string)); time.Until(exp) < sandbox.DefaultLimits.MaxLifetime-time.Minute {
+		t.Errorf("after the resume the sandbox expires at %v; want a whole lifetime from now", exp)
+	}
+
+	destroying := startGateway(t, func(c *gateway.Config) { c.OnIdle = "destroy" })
+	dc := modernClient(t, destroying.URL)
+	mustOK(t, "sandbox_create", call(t, dc, "sandbox_create", nil))
+	destroying.gw.Sweep(time.Now().Add(sandbox.DefaultLimits.MaxLifetime + time.Minute))
+	if n := len(destroying.containers(t)); n != 0 {
+		t.Fatalf("%d containers after the maximum lifetime with --on-idle destroy, want 0", n)
+	}
 }
 
 // TestShutdownKeepsSessionless: a graceful stop (an operator's SIGTERM,

@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandgate/sandgate/gateway"
 	"github.com/sandgate/sandgate/gateway/audit"
+	"github.com/sandgate/sandgate/sandbox"
 )
 
 func contextWithTimeout(t *testing.T, d time.Duration) (context.Context, context.CancelFunc) {
@@ -43,6 +45,37 @@ func TestSessionsAreIsolated(t *testing.T) {
 	}
 }
 
+// TestRestartKeepsSessionSandboxes: with the shipped --on-idle pause, a
+// crashed gateway's session sandboxes outlive their sessions: the next
+// gateway adopts them, its first sweep pauses them (their sessions are
+// gone, so they are idle), and their owner resumes one by its id with
+// its files.
+func TestRestartKeepsSessionSandboxes(t *testing.T) {
+	t.Parallel()
+	tg := startGateway(t, nil)
+	c := legacyClient(t, tg.URL)
+	mustOK(t, "write_file", call(t, c, "write_file", map[string]any{"path": "kept.txt", "content": "kept"}))
+	id := structuredAs[map[string]any](t, mustOK(t, "sandbox_info", call(t, c, "sandbox_info", nil)))["sandbox_id"].(string)
+	tg.crash()
+	tg2 := restart(t, tg)
+	if left := tg2.containers(t); len(left) != 1 || left[0].ID != id {
+		t.Fatalf("containers after restart: %+v, want the session's sandbox %s kept", left, id)
+	}
+	tg2.gw.Sweep(time.Now())
+	if left := tg2.listed(t); len(left) != 1 || left[0].State != sandbox.StatePaused {
+		t.Fatalf("after the first sweep: %+v, want sandbox %s paused", left, id)
+	}
+	c2 := legacyClient(t, tg2.URL)
+	res := mustOK(t, "read_file", call(t, c2, "read_file", map[string]any{"path": "kept.txt", "sandbox_id": id}))
+	if text(res) != "kept" || !strings.Contains(allText(res), "was paused") {
+		t.Fatalf("read_file by id after the restart: %q; want the file and a note that the sandbox was resumed", allText(res))
+	}
+	rep, err := audit.VerifyFile(tg2.AuditPath)
+	if err != nil || !rep.OK() {
+		t.Fatalf("audit log after crash and restart: %+v %v", rep, err)
+	}
+}
+
 // TestDeleteRemovesContainer: DELETE on the session ends it, removes its
 // container, and the session id stops working.
 func TestDeleteRemovesContainer(t *testing.T) {
@@ -62,18 +95,20 @@ func TestDeleteRemovesContainer(t *testing.T) {
 	}
 }
 
-// TestRestartRemovesOrphans: a gateway that dies without cleanup leaves
-// containers; the next one removes them at start.
+// TestRestartRemovesOrphans: with --on-idle destroy, a gateway that
+// dies without cleanup leaves containers; the next one removes them at
+// start.
 func TestRestartRemovesOrphans(t *testing.T) {
 	t.Parallel()
-	tg := startGateway(t, nil)
+	destroy := func(c *gateway.Config) { c.OnIdle = "destroy" }
+	tg := startGateway(t, destroy)
 	c := legacyClient(t, tg.URL)
 	mustOK(t, "run_shell", call(t, c, "run_shell", map[string]any{"command": "true"}))
 	tg.crash()
 	if n := len(tg.containers(t)); n != 1 {
 		t.Fatalf("%d containers after crash, want the 1 orphan", n)
 	}
-	tg2 := restart(t, tg)
+	tg2 := restart(t, tg, destroy)
 	if n := len(tg2.containers(t)); n != 0 {
 		t.Fatalf("%d containers after restart, want 0", n)
 	}

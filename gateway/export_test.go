@@ -22,7 +22,7 @@ func (g *Server) DropConnections() {
 
 // Sweep runs the idle and lifetime sweep once, as of now.
 func (g *Server) Sweep(now time.Time) {
-	g.boxes.Sweep(context.Background(), now, g.sessions.End)
+	g.sweep(context.Background(), now)
 }
 
 // Reconcile runs the timer's reconciliation once, as of now.

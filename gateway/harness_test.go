@@ -182,6 +182,17 @@ func (tg *testGateway) crash() {
 // containers lists this test gateway's containers, in any state, from
 // the engine itself (not through the gateway's provider, which a crashed
 // gateway has closed).
+// listed is what tg's provider lists of its sandboxes, states included
+// (paused ones are stopped containers to the engine).
+func (tg *testGateway) listed(t testing.TB) []sandbox.Info {
+	t.Helper()
+	infos, err := tg.Provider.List(t.Context(), sandbox.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return infos
+}
+
 func (tg *testGateway) containers(t testing.TB) []sandbox.Info {
 	t.Helper()
 	cli, err := dockerapi.NewClientWithOpts(dockerapi.FromEnv, dockerapi.WithAPIVersionNegotiation())

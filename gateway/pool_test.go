@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"github.com/sandgate/sandgate/gateway"
 	"github.com/sandgate/sandgate/gateway/audit"
 	"github.com/sandgate/sandgate/runner/process"
+	"github.com/sandgate/sandgate/sandbox"
 )
 
 const poolReady = `sandgate_pool_ready{image="` + testImage + `"}`
@@ -119,8 +121,10 @@ func TestWarmPool(t *testing.T) {
 	}
 	sameHostConfig(t, ids)
 
-	// A sessionless sandbox from the pool survives a crash and restart,
-	// for its owner; the session's and the ready ones are removed.
+	// A crash and restart keep every claimed sandbox for its owner: the
+	// sessionless one, and the sessions' (adopted without their
+	// sessions, paused when the first sweep finds them idle); the ready
+	// ones nobody claimed are removed.
 	waitMetric(t, tg, poolReady, 2)
 	mc := modernClient(t, tg.URL)
 	id := structuredAs[map[string]any](t, mustOK(t, "sandbox_create", call(t, mc, "sandbox_create", nil)))["sandbox_id"].(string)
@@ -131,8 +135,8 @@ func TestWarmPool(t *testing.T) {
 	tg.crash()
 	tg2 := restart(t, tg)
 	left := tg2.containers(t)
-	if len(left) != 1 || left[0].ID != id {
-		t.Fatalf("after the restart: containers %+v, want only the sessionless claimed sandbox %s", left, id)
+	if len(left) != 6 || !slices.ContainsFunc(left, func(info sandbox.Info) bool { return info.ID == id }) {
+		t.Fatalf("after the restart: containers %+v, want the 5 sessions' claimed sandboxes and the sessionless %s", left, id)
 	}
 	mc2 := modernClient(t, tg2.URL)
 	if got := text(mustOK(t, "read_file", call(t, mc2, "read_file", map[string]any{"sandbox_id": id, "path": "kept.txt"}))); got != "kept" {
@@ -143,8 +147,14 @@ func TestWarmPool(t *testing.T) {
 		t.Fatalf("adopted sandbox expires %v, its claim says %v", exp, readClaimTime(t, tg, id))
 	}
 	records, _ := filepath.Glob(filepath.Join(tg.VarDir, "claims", "*.json"))
-	if len(records) != 1 || filepath.Base(records[0]) != id+".json" {
-		t.Fatalf("claim records after the restart: %v, want only %s's", records, id)
+	for _, r := range records {
+		rid := strings.TrimSuffix(filepath.Base(r), ".json")
+		if !slices.ContainsFunc(left, func(info sandbox.Info) bool { return info.ID == rid }) {
+			t.Errorf("claim record %s after the restart, of no sandbox kept", r)
+		}
+	}
+	if !slices.Contains(records, filepath.Join(tg.VarDir, "claims", id+".json")) {
+		t.Errorf("claim records after the restart: %v; want %s's kept", records, id)
 	}
 }
 

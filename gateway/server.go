@@ -90,7 +90,7 @@ func New(ctx context.Context, cfg Config, p sandbox.Provider, store AuditStore, 
 
 	g.res = resources.New(resources.Config{Fleet: g.boxes, Audit: g.audit, Log: log, Tools: g.tools})
 	g.edge = mcpedge.New(mcpedge.Config{Auth: cfg.Auth, Local: LocalPrincipal, AllowedOrigins: cfg.AllowedOrigins,
-		BodyReadTimeout: cfg.BodyReadTimeout, Replicated: cfg.Replicated, IdleTTL: cfg.Limits.IdleTTL,
+		BodyReadTimeout: cfg.BodyReadTimeout, Replicated: cfg.Replicated, IdleTTL: g.sessionIdle(),
 		Audit: g.audit, Log: log, Metrics: m, NeededScopes: g.neededScopes, OnSessionEnd: g.onSessionEnd,
 		Resources: g.res, CompletePrompt: g.res.CompletePrompt,
 		Name: "sandgate", Version: Version,
@@ -165,6 +165,28 @@ func (g *Server) onSessionEnd(id, reason string) {
 	g.log.Info("session ended", "session_id", id, "reason", reason)
 }
 
+// sessionIdle is how long a legacy MCP session lives unused. A gateway
+// that pauses idle sandboxes keeps the session while its paused sandbox
+// is kept, so that the client's next call, under the same session id,
+// resumes it; one that destroys them ends the session with its sandbox.
+func (g *Server) sessionIdle() time.Duration {
+	if g.boxes.Pauses() {
+		return g.cfg.Limits.IdleTTL + g.cfg.PausedRetention
+	}
+	return g.cfg.Limits.IdleTTL
+}
+
+// sessionMaxAge is how long a legacy MCP session may last (0: as long as
+// it is used). Past its maximum lifetime a paused sandbox is resumed for
+// a new run rather than removed, so only a destroying gateway ends
+// sessions by age.
+func (g *Server) sessionMaxAge() time.Duration {
+	if g.boxes.Pauses() {
+		return 0
+	}
+	return g.cfg.Limits.MaxLifetime
+}
+
 func (g *Server) sweepLoop(ctx context.Context) {
 	// Expiry is enforced to within a quarter of the shorter TTL.
 	interval := min(g.cfg.Limits.IdleTTL/4, g.cfg.Limits.MaxLifetime/4, 30*time.Second)
@@ -179,13 +201,19 @@ func (g *Server) sweepLoop(ctx context.Context) {
 		case now := <-rt.C:
 			g.boxes.ReconcileTracked(ctx, now)
 		case now := <-t.C:
-			for id, reason := range g.sessions.Expired(now, g.cfg.Limits.IdleTTL, g.cfg.Limits.MaxLifetime) {
-				g.sessions.End(id, reason)
-			}
-			g.boxes.Sweep(ctx, now, g.sessions.End)
-			g.tools.Prune(now)
+			g.sweep(ctx, now)
 		}
 	}
+}
+
+// sweep ends the legacy sessions and sandboxes that are due as of now,
+// and forgets stale rate-limit state.
+func (g *Server) sweep(ctx context.Context, now time.Time) {
+	for id, reason := range g.sessions.Expired(now, g.sessionIdle(), g.sessionMaxAge()) {
+		g.sessions.End(id, reason)
+	}
+	g.boxes.Sweep(ctx, now, g.sessions.End)
+	g.tools.Prune(now)
 }
 
 // Close ends every session and removes its sandbox, and removes the

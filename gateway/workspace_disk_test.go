@@ -181,12 +181,14 @@ func TestNamedSandboxReplacedOnItsWorkspace(t *testing.T) {
 	}
 }
 
-// TestRestartRemovesOrphanWorkspaces: a crashed gateway's session
-// sandboxes are removed by its successor, workspaces included, without
-// following the symlinks a sandbox planted in its workspace.
+// TestRestartRemovesOrphanWorkspaces: with --on-idle destroy, a crashed
+// gateway's session sandboxes are removed by its successor, workspaces
+// included, without following the symlinks a sandbox planted in its
+// workspace.
 func TestRestartRemovesOrphanWorkspaces(t *testing.T) {
 	t.Parallel()
-	tg := startGateway(t, nil)
+	destroy := func(c *gateway.Config) { c.OnIdle = "destroy" }
+	tg := startGateway(t, destroy)
 	victim := t.TempDir()
 	canary := filepath.Join(victim, "canary")
 	if err := os.WriteFile(canary, []byte("host file"), 0o644); err != nil {
@@ -203,7 +205,7 @@ func TestRestartRemovesOrphanWorkspaces(t *testing.T) {
 		t.Fatalf("%d workspaces, want the session's 1", n)
 	}
 	tg.crash()
-	tg2 := restart(t, tg)
+	tg2 := restart(t, tg, destroy)
 	if ids := workspaceIDs(t, tg2); len(ids) != 0 {
 		t.Fatalf("workspaces after restart: %v, want none", ids)
 	}

@@ -61,6 +61,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	g := &c.Gateway
 	d := sandbox.DefaultLimits
 	memory, wsSize, tmp := byteSize(d.MemoryBytes), byteSize(d.WorkspaceBytes), byteSize(d.TmpBytes)
+	pausedBytes := byteSize(gateway.DefaultMaxPausedBytesPerTenant)
 	var images, categories, enable, disable, origins, level string
 	var egressAllow, egressPolicy, pools string
 	var poolSize int
@@ -95,9 +96,13 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs.Var(&backend, "workspace-backend", "how workspaces are stored: auto (disk where the host can loop-mount, else tmpfs), loop or tmpfs")
 	fs.Var(&tmp, "tmp-size", "size of each sandbox's /tmp (tmpfs, counted against --memory), e.g. 256MiB")
 	fs.DurationVar(&g.Limits.CallTimeout, "call-timeout", d.CallTimeout, "default and maximum wall clock per tool call")
-	fs.DurationVar(&g.Limits.IdleTTL, "idle-ttl", d.IdleTTL, "remove a sandbox unused this long")
-	fs.DurationVar(&g.Limits.MaxLifetime, "max-lifetime", d.MaxLifetime, "remove a sandbox this old")
-	fs.IntVar(&g.MaxSandboxesPerTenant, "max-sandboxes", 10, "live sandboxes one tenant may hold")
+	fs.DurationVar(&g.Limits.IdleTTL, "idle-ttl", d.IdleTTL, "pause (see --on-idle) a sandbox unused this long")
+	fs.DurationVar(&g.Limits.MaxLifetime, "max-lifetime", d.MaxLifetime, "pause (see --on-idle) a sandbox that has run this long since its creation or its last resume")
+	fs.IntVar(&g.MaxSandboxesPerTenant, "max-sandboxes", 10, "live (running) sandboxes one tenant may hold")
+	fs.StringVar(&g.OnIdle, "on-idle", "pause", "what happens to a sandbox idle for --idle-ttl or older than --max-lifetime: pause (files kept; the next call resumes it) or destroy")
+	fs.DurationVar(&g.PausedRetention, "paused-retention", gateway.DefaultPausedRetention, "destroy a sandbox paused this long")
+	fs.IntVar(&g.MaxPausedPerTenant, "max-paused", gateway.DefaultMaxPausedPerTenant, "paused sandboxes one tenant may keep")
+	fs.Var(&pausedBytes, "max-paused-bytes", "disk the paused sandboxes of one tenant may take, e.g. 20GiB")
 	fs.IntVar(&g.ToolCallsPerMinute, "calls-per-minute", 600, "tool calls one tenant may make per minute")
 	fs.StringVar(&categories, "tools", "", "comma-separated tool categories to enable (files,exec,code,sandbox,audit,browser,network,custom; default all)")
 	fs.StringVar(&enable, "enable-tools", "", "comma-separated tool names; when set only these are served")
@@ -142,6 +147,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 		return c, err
 	}
 	g.Limits.MemoryBytes, g.Limits.WorkspaceBytes, g.Limits.TmpBytes = int64(memory), int64(wsSize), int64(tmp)
+	g.MaxPausedBytesPerTenant = int64(pausedBytes)
 	c.WorkspaceBackend = workspace.Backend(backend)
 	g.Egress.Limits.BytesPerMinute = int64(egressBytes)
 	if err := c.Kube.check(); err != nil {

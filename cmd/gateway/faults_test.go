@@ -246,9 +246,10 @@ func loadWorker(ctx context.Context, url string, w int, record func(received)) e
 
 // TestFaultSIGKILLUnderLoad: a gateway killed mid-load leaves containers
 // and maybe a torn audit tail; restarted on the same var dir and instance
-// it removes the containers, the log verifies, and every result a client
-// received has its tool.end record (records are durable before results
-// are sent).
+// it keeps the sessions' sandboxes for their owners (the shipped
+// --on-idle pause: the first sweep pauses them), adds none, the log
+// verifies, and every result a client received has its tool.end record
+// (records are durable before results are sent).
 func TestFaultSIGKILLUnderLoad(t *testing.T) {
 	t.Parallel()
 	sandboxtest.RequireImage(t, "sandgate/base:latest")
@@ -300,13 +301,14 @@ func TestFaultSIGKILLUnderLoad(t *testing.T) {
 	}
 	<-p.exited
 	wg.Wait()
-	if n := instanceContainers(t, instance); n == 0 {
+	before := instanceContainers(t, instance)
+	if before == 0 {
 		t.Fatal("no containers left after SIGKILL; the test did not load the gateway")
 	}
 
 	p2 := startProc(t, bin, args...)
-	if n := instanceContainers(t, instance); n != 0 {
-		t.Errorf("%d containers of instance %s after restart, want 0", n, instance)
+	if n := instanceContainers(t, instance); n != before {
+		t.Errorf("%d containers of instance %s after restart, want the %d the killed gateway left, kept", n, instance, before)
 	}
 	p2.cmd.Process.Signal(syscall.SIGTERM)
 	<-p2.exited

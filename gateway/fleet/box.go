@@ -22,8 +22,10 @@ type Box struct {
 	Owner     string    // identity.Identity.Digest of the owner
 	Tenant    string    // the owner's tenant, for quotas ("" for adopted boxes)
 	Session   string    // legacy MCP session that owns it, or ""
-	clientKey string    // ClientKey of the client whose default it is, or "" (defaultbox.go)
-	expires   time.Time // its maximum lifetime's end; see endAt
+	clientKey string // ClientKey of the client whose default it is, or "" (defaultbox.go)
+	// expires is its maximum lifetime's end (unix nanoseconds): a
+	// resume starts a new run, which gets a whole lifetime (pause.go).
+	expires atomic.Int64
 	// Creator is who created it, for the audit records of calls that
 	// reach it by an access token rather than a login (the E2B data
 	// plane); adopted boxes know only the owner's digest.
@@ -70,17 +72,21 @@ type Box struct {
 	Client *protocol.Client
 	gone   bool // being destroyed or destroyed; no new calls
 	// paused is true while the sandbox is paused or being paused
-	// (pause.go); pausedAt is when this gateway paused it (zero for one
-	// adopted paused).
-	paused   bool
-	pausedAt time.Time
+	// (pause.go); it changes under Mu, and is read without it where a
+	// count will do (quotas, metrics). pausedAt is when it was paused
+	// (zero when the provider cannot tell) and pausedBytes what it
+	// takes on disk, for the paused quota.
+	paused      atomic.Bool
+	pausedAt    time.Time
+	pausedBytes atomic.Int64
 	// egressRun is the run of serveEgress going on, nil when none is.
 	egressRun *egressRun
 }
 
 // newBox records a live sandbox.
 func newBox(sb sandbox.Sandbox, owner, tenant, session string, expires time.Time) *Box {
-	b := &Box{sandboxID: sb.ID(), sb: sb, Owner: owner, Tenant: tenant, Session: session, expires: expires, clientKey: sb.Info().Client}
+	b := &Box{sandboxID: sb.ID(), sb: sb, Owner: owner, Tenant: tenant, Session: session, clientKey: sb.Info().Client}
+	b.expires.Store(expires.UnixNano())
 	b.touch()
 	return b
 }
@@ -88,11 +94,15 @@ func newBox(sb sandbox.Sandbox, owner, tenant, session string, expires time.Time
 // EndAt is when the sandbox is due for removal: its maximum lifetime's
 // end, or the earlier deadline its owner set.
 func (b *Box) EndAt() time.Time {
-	if d := b.deadline.Load(); d != 0 && d < b.expires.UnixNano() {
+	e := b.expires.Load()
+	if d := b.deadline.Load(); d != 0 && d < e {
 		return time.Unix(0, d)
 	}
-	return b.expires
+	return time.Unix(0, e)
 }
+
+// lifetimeEnd is the end of its maximum lifetime.
+func (b *Box) lifetimeEnd() time.Time { return time.Unix(0, b.expires.Load()) }
 
 // SetDeadline makes the sandbox end at t (zero: at the end of its
 // maximum lifetime), or at the end of its maximum lifetime if that is
@@ -155,7 +165,7 @@ func (b *Box) Connect(ctx context.Context) (*protocol.Client, error) {
 	if b.gone {
 		return nil, ErrSandboxGone
 	}
-	if b.paused {
+	if b.paused.Load() {
 		return nil, &connectError{err: fmt.Errorf("connect to sandbox %s: %w", b.ID(), errPaused), cause: errPaused}
 	}
 	if b.Client != nil && b.Client.Err() == nil {

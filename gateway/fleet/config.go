@@ -23,6 +23,17 @@ type Config struct {
 	Limits sandbox.Limits
 	// MaxSandboxesPerTenant bounds one tenant's live sandboxes (0: none).
 	MaxSandboxesPerTenant int
+	// OnIdle is what happens to a sandbox idle for Limits.IdleTTL or
+	// past its maximum lifetime: OnIdlePause (pause.go; the default) or
+	// OnIdleDestroy. A provider that cannot pause destroys.
+	OnIdle string
+	// PausedRetention is how long a paused sandbox is kept before it is
+	// destroyed.
+	PausedRetention time.Duration
+	// MaxPausedPerTenant and MaxPausedBytesPerTenant bound one tenant's
+	// paused sandboxes: how many, and what they take on disk (0: none).
+	MaxPausedPerTenant      int
+	MaxPausedBytesPerTenant int64
 	// ReconcileInterval is how often the fleet compares itself with the
 	// provider; ReconcileGrace is how old an unknown sandbox must be
 	// before it is removed.
@@ -36,6 +47,12 @@ type Config struct {
 	// (replicas.go); records then live in the provider.
 	Replicated bool
 }
+
+// What Config.OnIdle may say.
+const (
+	OnIdlePause   = "pause"
+	OnIdleDestroy = "destroy"
+)
 
 // ClaimDir holds a single gateway's warm-pool claims.
 func (c Config) ClaimDir() string { return filepath.Join(c.VarDir, "claims") }

@@ -40,11 +40,12 @@ func (m *Fleet) armDeadline(b *Box, t time.Time) time.Time {
 	return b.SetDeadline(t, func() { m.expire(b) })
 }
 
-// expire removes b once its deadline passed, unless it was extended: by
-// this gateway since the timer was set, or by another replica (its
-// record says a later one, which b then gets).
+// expire pauses or removes b once its deadline passed (expireBox),
+// unless it was extended: by this gateway since the timer was set, or by
+// another replica (its record says a later one, which b then gets). A
+// paused sandbox has no deadline running.
 func (m *Fleet) expire(b *Box) {
-	if time.Now().Before(b.EndAt()) || b.IsGone() {
+	if time.Now().Before(b.EndAt()) || b.IsGone() || b.Paused() {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -52,7 +53,7 @@ func (m *Fleet) expire(b *Box) {
 	if m.records.spare(ctx, b, reasonDeadline, time.Now()) {
 		return
 	}
-	_ = m.Destroy(ctx, b, ownerOnly(b), reasonDeadline)
+	m.expireBox(ctx, b, reasonDeadline, nil)
 }
 
 // deadlineMoved reports whether b, whose deadline passed here, must be

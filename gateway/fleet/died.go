@@ -79,7 +79,7 @@ func (m *Fleet) Replace(ctx context.Context, b *Box, gen int, p identity.Identit
 
 	start := time.Now()
 	spec := sandbox.Spec{ID: b.ID(), Image: old.Image, Limits: m.cfg.Limits, Owner: b.Owner, Session: b.Session,
-		Client: b.clientKey, Tenant: b.Tenant, Network: b.Gate.Allow().Strings(), ExpiresAt: b.expires,
+		Client: b.clientKey, Tenant: b.Tenant, Network: b.Gate.Allow().Strings(), ExpiresAt: b.lifetimeEnd(),
 		Template: old.Template, Metadata: old.Metadata, Lifecycle: old.Lifecycle}
 	m.metrics.RunnerDeaths.Inc()
 	sb, err := m.provider.Recreate(context.WithoutCancel(ctx), spec)

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"time"
@@ -12,40 +13,95 @@ import (
 	"github.com/sandgate/sandgate/sandbox"
 )
 
-// Sweep removes boxes that were idle too long or outlived their maximum
-// lifetime, and ends their sessions so the session ids stop working too.
+// Sweep ends what is due: a sandbox idle for IdleTTL or past its maximum
+// lifetime is paused (Config.OnIdle) or destroyed with its session; one
+// whose owner's deadline passed is paused or destroyed as its lifecycle
+// says (expireBox); a paused one kept for PausedRetention is destroyed.
 // A replicated gateway first records its boxes' uses, and spares a box
 // that another replica used (usedElsewhere).
 func (m *Fleet) Sweep(ctx context.Context, now time.Time, endSession func(id, reason string)) {
-	idle := m.cfg.Limits.IdleTTL
 	m.records.beforeSweep()
-	// A paused sandbox is idle by design: only its end removes it.
-	for _, b := range m.Matching(func(b *Box) bool { return (b.idleSince(now) > idle && !b.Paused()) || now.After(b.EndAt()) }) {
-		reason := "idle"
-		switch {
-		case now.After(b.expires):
-			reason = "max lifetime"
-		case now.After(b.EndAt()):
-			reason = reasonDeadline
-		}
-		if m.records.spare(ctx, b, reason, now) {
+	for _, b := range m.Matching(func(*Box) bool { return true }) {
+		if b.Paused() {
+			if at := m.RemovedAt(b); !at.IsZero() && now.After(at) {
+				m.end(ctx, b, reasonRetention, endSession)
+			}
 			continue
 		}
-		if b.Session != "" {
-			endSession(b.Session, reason)
+		reason := m.dueBox(b, now)
+		if reason == "" || m.records.spare(ctx, b, reason, now) {
 			continue
 		}
-		_ = m.Destroy(ctx, b, ownerOnly(b), reason)
+		m.expireBox(ctx, b, reason, endSession)
 	}
 }
 
-// Reconcile runs at start. Session-bound containers died with the process
-// that held their sessions, and expired ones are due anyway: both are
+// Reasons the sweep gives.
+const (
+	reasonIdle        = "idle"
+	reasonMaxLifetime = "max lifetime"
+	reasonRetention   = "paused retention"
+)
+
+// dueBox says why running box b must pause or go now, or "".
+func (m *Fleet) dueBox(b *Box, now time.Time) string {
+	switch {
+	case now.After(b.lifetimeEnd()):
+		return reasonMaxLifetime
+	case now.After(b.EndAt()):
+		return reasonDeadline
+	case b.idleSince(now) > m.cfg.Limits.IdleTTL:
+		return reasonIdle
+	}
+	return ""
+}
+
+// expireBox pauses b, due for reason, when the operator's policy (idle,
+// max lifetime) or its owner's lifecycle (deadline) says so and the
+// provider can; otherwise, or when the pause fails, it destroys b. An
+// idle sandbox that its tenant's paused quota has no room for stays as
+// it is until its maximum lifetime: destroying it would lose its files.
+func (m *Fleet) expireBox(ctx context.Context, b *Box, reason string, endSession func(id, reason string)) {
+	pause := m.Pauses()
+	if reason == reasonDeadline {
+		_, can := m.pauser()
+		pause = can && b.Info().Lifecycle.PauseOnTimeout
+	}
+	if pause {
+		err := m.pause(ctx, b, ownerOnly(b), reason, reason != reasonIdle)
+		switch {
+		case err == nil || errors.Is(err, ErrSandboxGone):
+			return
+		case errors.Is(err, ErrPausedQuota) && reason == reasonIdle:
+			m.log.Warn("idle sandbox kept running: its tenant's paused quota is full", "sandbox_id", b.ID(), "tenant", b.Tenant, "error", err)
+			return
+		case b.inUse.Load() > 0:
+			return // a call came in meanwhile: no longer idle
+		}
+		m.log.Warn("pause a due sandbox; destroying it instead", "sandbox_id", b.ID(), "reason", reason, "error", err)
+	}
+	m.end(ctx, b, reason, endSession)
+}
+
+// end destroys b for reason, and its session with it when it has one.
+func (m *Fleet) end(ctx context.Context, b *Box, reason string, endSession func(id, reason string)) {
+	if b.Session != "" && endSession != nil {
+		endSession(b.Session, reason)
+		return
+	}
+	_ = m.Destroy(ctx, b, ownerOnly(b), reason)
+}
+
+// Reconcile runs at start. Expired sandboxes are due anyway: they are
 // removed, workspaces included, as are workspaces and socket dirs left
 // without a container. Unexpired sessionless sandboxes are adopted,
 // because their sandbox_id is the only handle their owner has and it is
 // still valid; one whose container stopped meanwhile is replaced on its
-// next call, on its kept workspace. The instance lock (sandbox/docker)
+// next call, on its kept workspace. Paused sandboxes are adopted until
+// their retention ends. Session-bound ones lost their session with the
+// process that held it: a gateway that pauses idle sandboxes adopts them
+// as sessionless (their owner reaches them by id, and they pause when
+// idle), one that destroys them removes them. The instance lock (sandbox/docker)
 // guarantees no live gateway owns what is removed here. Replicas adopt
 // nothing at start and remove only what is due, whoever made it (see
 // records.adoptAll).
@@ -89,9 +145,20 @@ func (m *Fleet) adoptee(ctx context.Context, info sandbox.Info) (*Box, bool) {
 	case info.Pool != "":
 		sb = claimed{Sandbox: sb, info: info} // the claim's owner and expiry
 	}
-	b := newBox(sb, info.Owner, info.Tenant, info.Session, info.ExpiresAt)
-	b.paused = paused
+	// The session it was bound to ended with the gateway that served
+	// it; its owner reaches it by its id now (a gateway that pauses
+	// keeps such sandboxes rather than remove their files).
+	session := ""
+	b := newBox(sb, info.Owner, info.Tenant, session, m.lifetimeAfterResume(info))
+	b.paused.Store(paused)
+	b.pausedAt = info.PausedAt
+	b.pausedBytes.Store(info.DiskBytes)
 	b.recorded.Store(lastUse(info).UnixNano()) // the use its listing holds
+	if info.Session != "" {
+		// Its session is gone, and with it every use to come: idle
+		// now, so the first sweep pauses it and frees its live slot.
+		b.lastUsed.Store(0)
+	}
 	list, deadline := m.records.kept(info)
 	m.wire(b, identity.Identity{Issuer: "sandgate", Subject: "owner:" + info.Owner, Tenant: info.Tenant}, m.parseAllow(info.ID, list))
 	if !deadline.IsZero() {

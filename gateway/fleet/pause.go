@@ -13,22 +13,36 @@ import (
 )
 
 // A paused sandbox keeps its box: its id, owner, allowlist, deadline and
-// quota stay as they were, and its provider handle is a pausedSandbox
+// record stay as they were, and its provider handle is a pausedSandbox
 // that no call can reach. The first call that needs its runner resumes
 // it (Attach); concurrent first calls resume it once, since pause,
 // resume and replacement hold the box's replacing lock.
+//
+// Paused sandboxes count against their tenant's paused quota (number and
+// bytes on disk), not its live one; resuming takes a live slot again. A
+// paused sandbox is destroyed after Config.PausedRetention; a resumed one
+// starts a new run with a whole maximum lifetime (as E2B's do).
 
 // ErrCannotPause is a pause asked of a gateway whose provider cannot
 // pause sandboxes (sandbox.Pauser).
-var ErrCannotPause = errors.New("this gateway's sandbox provider cannot pause sandboxes; destroy the sandbox instead, or ask the operator for one that can (Docker)")
+var ErrCannotPause = fmt.Errorf("%w: this gateway cannot pause sandboxes (its provider cannot, or it runs as replicas, which do not pause yet); destroy the sandbox instead, or ask the operator for a single gateway on Docker", sandbox.ErrCannotPause)
+
+// ErrPausedQuota is a pause that would take the tenant past its paused
+// quota.
+var ErrPausedQuota = errors.New("paused sandbox quota reached")
 
 // errPaused is what connecting to a paused sandbox's runner returns; it
 // tells Attach to resume the sandbox rather than replace it.
 var errPaused = errors.New("the sandbox is paused")
 
+// resumeGrace is the timeout a sandbox whose owner's deadline passed
+// while it was paused gets on resume, so that the call that resumed it
+// can finish; an E2B connect sets its own right after.
+const resumeGrace = 5 * time.Minute
+
 // pausedSandbox stands for a paused sandbox in its box.
 type pausedSandbox struct {
-	info sandbox.Info // as it was when paused, State StatePaused
+	info sandbox.Info // as listed once paused, State StatePaused
 	p    sandbox.Provider
 }
 
@@ -40,18 +54,63 @@ func (s pausedSandbox) Dial(context.Context) (net.Conn, error) {
 func (s pausedSandbox) Destroy(ctx context.Context) error { return s.p.Remove(ctx, s.info.ID) }
 
 // Paused reports whether the box's sandbox is paused (or being paused).
-func (b *Box) Paused() bool {
+func (b *Box) Paused() bool { return b.paused.Load() }
+
+// PausedAt is when the box's sandbox was paused; zero when it is not, or
+// when it was paused before this gateway started and the provider cannot
+// tell.
+func (b *Box) PausedAt() time.Time {
 	b.Mu.Lock()
 	defer b.Mu.Unlock()
-	return b.paused
+	if !b.paused.Load() {
+		return time.Time{}
+	}
+	return b.pausedAt
+}
+
+// RemovedAt is when a paused sandbox will be destroyed unless resumed
+// first (zero for a running one).
+func (m *Fleet) RemovedAt(b *Box) time.Time {
+	at := b.PausedAt()
+	if at.IsZero() {
+		return time.Time{}
+	}
+	return at.Add(m.cfg.PausedRetention)
+}
+
+// Pauses reports whether idle sandboxes are paused rather than
+// destroyed: the operator chose it (Config.OnIdle) and the provider can.
+func (m *Fleet) Pauses() bool {
+	_, ok := m.pauser()
+	return ok && m.cfg.OnIdle != OnIdleDestroy
+}
+
+// pauser is the provider as a sandbox.Pauser, when it is one and this
+// gateway has no replicas: a replica learns of another's pause only
+// when its next call finds the runner gone, and would replace the
+// sandbox rather than resume it, so replicated gateways do not pause
+// until the records carry the state every replica reads.
+func (m *Fleet) pauser() (sandbox.Pauser, bool) {
+	pz, ok := m.provider.(sandbox.Pauser)
+	return pz, ok && !m.cfg.Replicated
 }
 
 // Pause ends everything running in b's sandbox and frees its CPU and
-// memory, keeping its workspace, id and record, for p; reason ("sandbox_pause",
-// "idle") goes into the sandbox.pause audit record. A sandbox with calls
-// in flight is not paused. Pausing a paused sandbox does nothing.
+// memory, keeping its workspace, id and record, for p; reason
+// ("sandbox_pause", "idle", ...) goes into the sandbox.pause audit
+// record. A sandbox with calls in flight is not paused, nor one that
+// would take its tenant past the paused quota. Pausing a paused sandbox
+// does nothing.
 func (m *Fleet) Pause(ctx context.Context, b *Box, p identity.Identity, reason string) error {
-	pz, ok := m.provider.(sandbox.Pauser)
+	return m.pause(ctx, b, p, reason, false)
+}
+
+// pause is Pause; evenBusy pauses a sandbox with calls in flight too,
+// which then fail as its runner stops: a sandbox at the end of its
+// maximum lifetime or of its owner's timeout ends its run whatever it is
+// doing, as it used to be destroyed.
+func (m *Fleet) pause(ctx context.Context, b *Box, p identity.Identity, reason string, evenBusy bool) error {
+	pz, ok := m.pauser()
 	if !ok {
 		return ErrCannotPause
 	}
@@ -62,48 +121,141 @@ func (m *Fleet) Pause(ctx context.Context, b *Box, p identity.Identity, reason s
 	case b.gone:
 		b.Mu.Unlock()
 		return ErrSandboxGone
-	case b.paused:
+	case b.paused.Load():
 		b.Mu.Unlock()
 		return nil
-	case b.inUse.Load() > 0:
+	case b.inUse.Load() > 0 && !evenBusy:
 		b.Mu.Unlock()
 		return fmt.Errorf("sandbox %s has %d calls in flight: pause it when they are done", b.ID(), b.inUse.Load())
 	}
-	// From here on a call that connects finds it paused and waits, on
-	// the replacing lock, to resume it.
-	b.paused = true
-	b.DropClient()
-	info := b.sb.Info()
 	b.Mu.Unlock()
 
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
+	release, err := m.reservePaused(ctx, b)
+	if err != nil {
+		return err
+	}
+	defer release()
+
+	b.Mu.Lock()
+	if b.gone || (b.inUse.Load() > 0 && !evenBusy) { // while the quota was counted
+		b.Mu.Unlock()
+		return fmt.Errorf("sandbox %s is in use or gone: not paused", b.ID())
+	}
+	// From here on a call that connects finds it paused and waits, on
+	// the replacing lock, to resume it.
+	b.paused.Store(true)
+	b.DropClient()
+	info := b.sb.Info()
+	b.Mu.Unlock()
+
 	start := time.Now()
-	err := pz.Pause(ctx, b.ID())
+	err = pz.Pause(ctx, b.ID())
 	ev := &audit.Event{Kind: audit.KindSandboxPause, Principal: p, Session: b.Session, SandboxID: b.ID(), ContainerID: info.ContainerID,
 		Summary: map[string]string{"reason": reason}, Outcome: audit.OutcomeOK, DurationMs: time.Since(start).Milliseconds()}
 	if err != nil {
 		ev.Outcome, ev.Error = audit.OutcomeError, err.Error()
 	}
 	m.appendAudit(ctx, ev)
-	b.Mu.Lock()
-	defer b.Mu.Unlock()
+	m.metrics.SandboxPauses.WithLabelValues(reason, ev.Outcome).Inc()
 	if err != nil {
-		b.paused = false // the provider says it may still run: calls try it
+		b.paused.Store(false) // the provider says it may still run: calls try it
 		return fmt.Errorf("pause sandbox %s: %w", b.ID(), err)
 	}
-	info.State = sandbox.StatePaused
-	b.sb, b.pausedAt = pausedSandbox{info: info, p: m.provider}, time.Now()
-	m.log.Info("sandbox paused", "sandbox_id", b.ID(), "reason", reason, "duration_ms", ev.DurationMs)
+	// The provider's listing says when, and what it takes on disk now.
+	info.State, info.PausedAt = sandbox.StatePaused, time.Now().UTC()
+	if listed, err := m.provider.List(ctx, sandbox.Filter{ID: b.ID()}); err == nil && len(listed) == 1 {
+		info.PausedAt, info.DiskBytes = listed[0].PausedAt, listed[0].DiskBytes
+	}
+	b.Mu.Lock()
+	b.sb, b.pausedAt = pausedSandbox{info: info, p: m.provider}, info.PausedAt
+	b.pausedBytes.Store(info.DiskBytes)
+	b.Mu.Unlock()
+	m.log.Info("sandbox paused", "sandbox_id", b.ID(), "reason", reason, "duration_ms", ev.DurationMs, "disk_bytes", info.DiskBytes)
 	return nil
+}
+
+// reservePaused counts b's sandbox, as it is on disk now, against its
+// tenant's paused quota until release, so that concurrent pauses cannot
+// overshoot it.
+func (m *Fleet) reservePaused(ctx context.Context, b *Box) (release func(), err error) {
+	var bytes int64
+	if infos, err := m.provider.List(ctx, sandbox.Filter{ID: b.ID()}); err == nil && len(infos) == 1 {
+		bytes = infos[0].DiskBytes
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n, used := m.pausedLocked(b.Tenant)
+	r := m.pausing[b.Tenant]
+	n, used = n+r.n, used+r.bytes
+	maxN, maxBytes := m.cfg.MaxPausedPerTenant, m.cfg.MaxPausedBytesPerTenant
+	if (maxN > 0 && n+1 > maxN) || (maxBytes > 0 && used+bytes > maxBytes) {
+		return nil, fmt.Errorf("%w: your tenant keeps %d paused sandboxes taking %s on disk (limits %d and %s), and this one takes %s: destroy a paused one with sandbox_destroy, or destroy this one",
+			ErrPausedQuota, n, sizeText(used), maxN, sizeText(maxBytes), sizeText(bytes))
+	}
+	m.pausing[b.Tenant] = pausedUse{n: r.n + 1, bytes: r.bytes + bytes}
+	return func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		r := m.pausing[b.Tenant]
+		m.pausing[b.Tenant] = pausedUse{n: r.n - 1, bytes: r.bytes - bytes}
+	}, nil
+}
+
+// pausedUse is a tenant's paused sandboxes: how many and their bytes.
+type pausedUse struct {
+	n     int
+	bytes int64
+}
+
+// pausedLocked counts tenant's paused boxes and their bytes; m.mu is
+// held.
+func (m *Fleet) pausedLocked(tenant string) (n int, bytes int64) {
+	for _, b := range m.byID {
+		if b.Tenant == tenant && b.paused.Load() && !b.IsGone() {
+			n++
+			bytes += b.pausedBytes.Load()
+		}
+	}
+	return n, bytes
+}
+
+// PausedPerTenant is every tenant's paused sandboxes and their bytes on
+// disk.
+func (m *Fleet) PausedPerTenant() map[string]pausedUse {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string]pausedUse{}
+	for _, b := range m.byID {
+		if b.paused.Load() && !b.IsGone() {
+			u := out[b.Tenant]
+			out[b.Tenant] = pausedUse{n: u.n + 1, bytes: u.bytes + b.pausedBytes.Load()}
+		}
+	}
+	return out
+}
+
+// sizeText writes n bytes for people.
+func sizeText(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%d KiB", (n+1023)/1024)
 }
 
 // Resume starts b's paused sandbox again for p, on its workspace; reason
 // ("call", "sandbox_resume") goes into the sandbox.resume audit record.
-// The note says what the call should know. A sandbox that runs already
-// (another call resumed it) gives an empty note.
+// It takes one of the tenant's live slots. The run it starts gets a whole
+// maximum lifetime; a deadline that passed while it was paused is moved
+// resumeGrace from now. The note says what the call should know. A
+// sandbox that runs already (another call resumed it) gives an empty
+// note.
 func (m *Fleet) Resume(ctx context.Context, b *Box, p identity.Identity, reason string) (Note, error) {
-	pz, ok := m.provider.(sandbox.Pauser)
+	pz, ok := m.pauser()
 	if !ok {
 		return Note{}, ErrCannotPause
 	}
@@ -114,12 +266,17 @@ func (m *Fleet) Resume(ctx context.Context, b *Box, p identity.Identity, reason 
 		b.Mu.Unlock()
 		return Note{}, ErrSandboxGone
 	}
-	if !b.paused {
+	if !b.paused.Load() {
 		b.Mu.Unlock()
 		return Note{}, nil
 	}
 	pausedAt := b.pausedAt
 	b.Mu.Unlock()
+	release, err := m.reserve(ctx, b.Tenant)
+	if err != nil {
+		return Note{}, fmt.Errorf("resume sandbox %s: %w", b.ID(), err)
+	}
+	defer release()
 
 	start := time.Now()
 	sb, err := pz.Resume(context.WithoutCancel(ctx), b.ID())
@@ -127,22 +284,51 @@ func (m *Fleet) Resume(ctx context.Context, b *Box, p identity.Identity, reason 
 		Summary: map[string]string{"reason": reason}, Outcome: audit.OutcomeOK, DurationMs: time.Since(start).Milliseconds()}
 	if err != nil {
 		ev.Outcome, ev.Error = audit.OutcomeError, err.Error()
+	}
+	m.metrics.SandboxResumes.WithLabelValues(reason, ev.Outcome).Inc()
+	if err != nil {
 		m.appendAudit(ctx, ev)
 		return Note{}, fmt.Errorf("resume sandbox %s: %w", b.ID(), err)
 	}
 	ev.ContainerID = sb.Info().ContainerID
 	m.appendAudit(ctx, ev)
+	now := time.Now()
 	b.Mu.Lock()
-	b.sb, b.gen, b.paused = sb, b.gen+1, false
+	b.sb, b.gen = sb, b.gen+1
+	b.paused.Store(false)
+	b.pausedBytes.Store(0)
 	b.Mu.Unlock()
+	b.expires.Store(max(b.expires.Load(), now.Add(m.cfg.Limits.MaxLifetime).UnixNano()))
+	if d := deadlineOf(b); !d.IsZero() && d.Before(now.Add(resumeGrace)) {
+		if _, err := m.SetDeadline(ctx, b, now.Add(resumeGrace)); err != nil {
+			m.log.Warn("move a resumed sandbox's passed timeout", "sandbox_id", b.ID(), "error", err)
+		}
+	}
 	b.touch()
 	m.log.Info("sandbox resumed", "sandbox_id", b.ID(), "reason", reason, "duration_ms", ev.DurationMs)
 	meta := map[string]any{"sandbox_id": b.ID()}
-	since := "a gateway restart"
+	since := "before the gateway restarted"
 	if !pausedAt.IsZero() {
 		meta["paused_at"] = pausedAt.UTC().Format(time.RFC3339)
-		since = pausedAt.UTC().Format(time.RFC3339)
+		since = "since " + pausedAt.UTC().Format(time.RFC3339)
 	}
 	return Note{Key: MetaSandboxResumed, Meta: meta,
-		Text: fmt.Sprintf("[sandbox %s was paused (since %s) and was resumed for this call: /workspace is as it was; processes, /tmp and interpreter state from before the pause are gone]", b.ID(), since)}, nil
+		Text: fmt.Sprintf("[sandbox %s was paused (%s) and was resumed for this call: /workspace is as it was; processes, /tmp and interpreter state from before the pause are gone]", b.ID(), since)}, nil
+}
+
+// lifetimeAfterResume is the maximum lifetime's end of a sandbox
+// described by info: its recorded end, or a whole lifetime from its
+// last resume when that is later.
+func (m *Fleet) lifetimeAfterResume(info sandbox.Info) time.Time {
+	if info.ResumedAt.IsZero() {
+		return info.ExpiresAt
+	}
+	return maxTime(info.ExpiresAt, info.ResumedAt.Add(m.cfg.Limits.MaxLifetime))
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }

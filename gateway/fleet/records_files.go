@@ -38,11 +38,21 @@ func (r fileRecords) adoptAll(ctx context.Context, infos []sandbox.Info) {
 			}
 			info = c.apply(info)
 		}
-		if info.Session != "" || now.After(info.ExpiresAt) || info.Owner == "" {
+		paused := info.State == sandbox.StatePaused
+		switch {
+		case info.Owner == "":
 			m.removeOrphan(ctx, info, "orphaned")
-			continue
+		case paused && !info.PausedAt.IsZero() && now.Sub(info.PausedAt) > m.cfg.PausedRetention:
+			m.removeOrphan(ctx, info, reasonRetention)
+		case paused:
+			// Its files are what pausing keeps, whatever became of its
+			// session: adopted (adoptee), its owner resumes it by id.
+			m.adopt(ctx, info)
+		case now.After(m.lifetimeAfterResume(info)) || (info.Session != "" && !m.Pauses()):
+			m.removeOrphan(ctx, info, "orphaned")
+		default:
+			m.adopt(ctx, info)
 		}
-		m.adopt(ctx, info)
 	}
 }
 
@@ -79,13 +89,13 @@ func (r fileRecords) owned(_ context.Context, p identity.Identity) ([]*Box, erro
 	return r.m.Matching(func(b *Box) bool { return b.Owner == p.Digest() && b.Session == "" }), nil
 }
 
-// holds counts the tenant's tracked boxes, destroyed ones whose removal
-// is still under way included.
+// holds counts the tenant's tracked boxes that are not paused,
+// destroyed ones whose removal is still under way included.
 func (r fileRecords) holds(_ context.Context, tenant string) (func() int, error) {
 	return func() int {
 		n := 0
 		for _, b := range r.m.byID {
-			if b.Tenant == tenant {
+			if b.Tenant == tenant && !b.paused.Load() {
 				n++
 			}
 		}

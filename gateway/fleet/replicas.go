@@ -141,7 +141,7 @@ func (m *Fleet) lookupAs(ctx context.Context, caller, session, id string) (*Box,
 }
 
 // Held returns the sandboxes the provider holds for tenant that count
-// against its quota, oldest first (by CreatedAt, then id): from their
+// against its quota (paused ones, where its records say so, do not), oldest first (by CreatedAt, then id): from their
 // records alone, read as since says (sandbox.Filter.Since): when it
 // names the sandbox this replica just made or claimed, as of that write
 // or later, which holds every record written before it (see admit).
@@ -153,7 +153,7 @@ func (m *Fleet) Held(ctx context.Context, tenant, since string) ([]sandbox.Info,
 	now := time.Now()
 	infos = slices.DeleteFunc(infos, func(info sandbox.Info) bool {
 		// Filter.Tenant "" matches every tenant.
-		return info.Tenant != tenant || info.Owner == "" || now.After(info.ExpiresAt)
+		return info.Tenant != tenant || info.Owner == "" || now.After(info.ExpiresAt) || info.State == sandbox.StatePaused
 	})
 	slices.SortFunc(infos, func(a, b sandbox.Info) int {
 		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
@@ -275,6 +275,12 @@ func (m *Fleet) due(info sandbox.Info, now time.Time) string {
 		return ""
 	case info.Owner == "" && !young:
 		return "ownerless" // damaged, or a creation cut short
+	case info.State == sandbox.StatePaused:
+		// Paused: only its retention ends it (pause.go).
+		if !info.PausedAt.IsZero() && now.Sub(info.PausedAt) > m.cfg.PausedRetention {
+			return reasonRetention
+		}
+		return ""
 	case info.Owner != "" && !info.ExpiresAt.IsZero() && now.After(info.ExpiresAt):
 		return "expired"
 	case info.Owner != "" && !info.Deadline.IsZero() && now.After(info.Deadline):

@@ -45,6 +45,7 @@ type Fleet struct {
 	byClient  map[string]*Box          // a sessionless client's default sandbox (defaultbox.go)
 	creating  map[string]chan struct{} // session → closed when its first create finishes
 	reserved  map[string]int           // tenant → creations in flight, counted against the quota
+	pausing   map[string]pausedUse     // tenant → pauses in flight, counted against the paused quota
 	pending   map[string]bool          // sandbox ids being created; reconciliation leaves them alone
 }
 
@@ -55,7 +56,7 @@ type Fleet struct {
 // runs the warm pool.
 func New(p sandbox.Provider, cfg Config, sink audit.Sink, log *slog.Logger, mt *metrics.Metrics, eg *egress.Service) *Fleet {
 	m := &Fleet{provider: p, cfg: cfg, audit: sink, log: log, metrics: mt, egress: eg, touchEvery: cfg.Limits.IdleTTL / 8,
-		byID: map[string]*Box{}, bySession: map[string]*Box{}, byClient: map[string]*Box{}, creating: map[string]chan struct{}{}, reserved: map[string]int{}, pending: map[string]bool{}}
+		byID: map[string]*Box{}, bySession: map[string]*Box{}, byClient: map[string]*Box{}, creating: map[string]chan struct{}{}, reserved: map[string]int{}, pausing: map[string]pausedUse{}, pending: map[string]bool{}}
 	m.records = fileRecords{m}
 	if cfg.Replicated {
 		rec, _ := p.(sandbox.Recorder) // the gateway refuses a provider that is none
@@ -276,14 +277,16 @@ func quotaError(n, limit int) error {
 	return fmt.Errorf("%w: your tenant holds %d live sandboxes (limit %d); destroy one with sandbox_destroy first", ErrQuota, n, limit)
 }
 
-// PerTenant counts the tracked sandboxes of each tenant (adopted ones
-// whose tenant is unknown count under "").
+// PerTenant counts the tracked sandboxes of each tenant that are not
+// paused (adopted ones whose tenant is unknown count under "").
 func (m *Fleet) PerTenant() map[string]int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n := map[string]int{}
 	for _, b := range m.byID {
-		n[b.Tenant]++
+		if !b.paused.Load() {
+			n[b.Tenant]++
+		}
 	}
 	return n
 }

@@ -125,15 +125,16 @@ func (s *Sessions) touch(id string) {
 	}
 }
 
-// expired returns live sessions older than maxAge or unseen for idle, with
-// the reason, and forgets terminated ids older than terminatedMemory.
+// Expired returns live sessions older than maxAge (0: no limit) or
+// unseen for idle, with the reason, and forgets terminated ids older
+// than terminatedMemory.
 func (s *Sessions) Expired(now time.Time, idle, maxAge time.Duration) map[string]string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := map[string]string{}
 	for id, st := range s.live {
 		switch {
-		case now.Sub(st.created) > maxAge:
+		case maxAge > 0 && now.Sub(st.created) > maxAge:
 			out[id] = "max lifetime"
 		case now.Sub(st.lastSeen) > idle:
 			out[id] = "idle"

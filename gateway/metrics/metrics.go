@@ -49,6 +49,10 @@ type Metrics struct {
 	SandboxStarts *prometheus.CounterVec
 	// SandboxStartSeconds is how long a caller waited for its sandbox.
 	SandboxStartSeconds *prometheus.HistogramVec
+	// SandboxPauses and SandboxResumes count pauses and resumes by
+	// reason (idle, max lifetime, sandbox_pause, call, ...) and outcome.
+	SandboxPauses  *prometheus.CounterVec
+	SandboxResumes *prometheus.CounterVec
 	// PoolClaims counts first calls that asked the warm pool for a
 	// sandbox, by result (hit, miss).
 	PoolClaims *prometheus.CounterVec
@@ -91,6 +95,10 @@ func New() *Metrics {
 			Help: "Sandboxes given to callers, by source (cold, pool, replace) and outcome (ok, error)."}, []string{"source", "outcome"}),
 		SandboxStartSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "sandbox_start_duration_seconds",
 			Help: "How long a caller waited for a sandbox, by source.", Buckets: latencyBuckets}, []string{"source"}),
+		SandboxPauses: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "sandbox_pauses_total",
+			Help: "Sandboxes paused, by reason (idle, max lifetime, the owner's timeout, sandbox_pause, e2b) and outcome (ok, error)."}, []string{"reason", "outcome"}),
+		SandboxResumes: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "sandbox_resumes_total",
+			Help: "Paused sandboxes resumed, by reason (call, sandbox_resume, e2b) and outcome (ok, error)."}, []string{"reason", "outcome"}),
 		PoolClaims: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "pool_claims_total",
 			Help: "Warm pool claims by result (hit: a ready sandbox was taken; miss: the pool was empty)."}, []string{"result"}),
 		RunnerReconnects: prometheus.NewCounter(prometheus.CounterOpts{Namespace: namespace, Name: "runner_reconnects_total",
@@ -113,7 +121,7 @@ func New() *Metrics {
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.ToolCalls, m.ToolSeconds, m.SandboxStarts, m.SandboxStartSeconds, m.PoolClaims,
+		m.ToolCalls, m.ToolSeconds, m.SandboxStarts, m.SandboxStartSeconds, m.SandboxPauses, m.SandboxResumes, m.PoolClaims,
 		m.RunnerReconnects, m.RunnerDeaths,
 		m.AuditAppendSeconds, m.AuditSyncSeconds, m.AuditSyncRecords,
 		m.HTTPRequests, m.EgressConnections, m.FileReads,
