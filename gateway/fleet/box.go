@@ -19,9 +19,9 @@ import (
 // who owns it, and the one persistent runner connection every call shares.
 type Box struct {
 	sandboxID string
-	Owner     string    // identity.Identity.Digest of the owner
-	Tenant    string    // the owner's tenant, for quotas ("" for adopted boxes)
-	Session   string    // legacy MCP session that owns it, or ""
+	Owner     string // identity.Identity.Digest of the owner
+	Tenant    string // the owner's tenant, for quotas ("" for adopted boxes)
+	Session   string // legacy MCP session that owns it, or ""
 	clientKey string // ClientKey of the client whose default it is, or "" (defaultbox.go)
 	// expires is its maximum lifetime's end (unix nanoseconds): a
 	// resume starts a new run, which gets a whole lifetime (pause.go).
