@@ -47,8 +47,20 @@ func OpenFile(path string) (*FileSink, error) {
 	return s, nil
 }
 
+// lockWait is how long open waits for the lock of a log another holder
+// just released: a process that forks (any exec) holds a copy of every
+// open file, and with it the lock, until the child execs, so a gateway
+// restarted in the same process, or right after its predecessor exited,
+// may find the lock held for a moment.
+const lockWait = 2 * time.Second
+
 func open(f *os.File, path string) (*FileSink, error) {
-	if err := lock(f); err != nil {
+	err := lock(f)
+	for deadline := time.Now().Add(lockWait); err != nil && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		err = lock(f)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("%w: lock audit log %s (is another gateway using it?): %w", ErrUnavailable, path, err)
 	}
 	// Make the directory entry of a newly created log durable.
