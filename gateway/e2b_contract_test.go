@@ -61,8 +61,10 @@ func requireTimes(t *testing.T, what string, obj map[string]any, keys ...string)
 // TestLocalE2BCreateBodies: what each SDK version sends on a plain
 // create is accepted, however it says "no pause, no auto-resume"
 // (fields that leave a feature off are accepted whatever the feature,
-// unknown fields are ignored); a field that turns on a feature Sandgate
-// lacks is refused with what to do.
+// unknown fields are ignored), as is each way of asking for a pause at
+// the timeout with or without auto-resume; a field that turns on a
+// feature Sandgate lacks (memory kept under runc among them) is refused
+// with what to do.
 func TestLocalE2BCreateBodies(t *testing.T) {
 	t.Parallel()
 	base := e2bBase(startLocalGateway(t, nil))
@@ -83,10 +85,15 @@ func TestLocalE2BCreateBodies(t *testing.T) {
 		{name: "unknown fields", body: `{` + common + `, "futureFlag": true, "network": {"futureRule": 1}}`},
 		{name: "network settings that set nothing", body: `{` + common + `, "network": {"rules": {}, "maskRequestHost": "", "egressProxy": null, "denyOut": [], "allowPublicTraffic": false}}`},
 
-		{name: "autoPause on", body: `{` + common + `, "autoPause": true}`, says: "leave autoPause off"},
-		{name: "onTimeout pause", body: `{` + common + `, "lifecycle": {"onTimeout": {"action": "pause", "keepMemory": false}}}`, says: "pausing sandboxes is not supported"},
-		{name: "autoResume on", body: `{` + common + `, "autoResume": {"enabled": true}}`, says: "leave autoResume off"},
-		{name: "onTimeout unknown", body: `{` + common + `, "lifecycle": {"onTimeout": "hibernate"}}`, says: `onTimeout must be "kill"`},
+		{name: "autoPause on (JS 2.42 and later, onTimeout pause)", body: `{` + common + `, "autoPause": true}`},
+		{name: "autoPause on with autoResume (JS 2.42 and later)", body: `{` + common + `, "autoPause": true, "autoResume": {"enabled": true}}`},
+		{name: "autoPause on, files only (JS 2.3x to 2.41, keepMemory false)", body: `{` + common + `, "autoPause": true, "autoPauseMemory": false, "autoResume": {"enabled": false}}`},
+		{name: "onTimeout pause in the SDKs' object form", body: `{` + common + `, "lifecycle": {"onTimeout": {"action": "pause", "keepMemory": false}}}`},
+
+		{name: "autoPause keeping memory", body: `{` + common + `, "autoPause": true, "autoPauseMemory": true}`, says: "gVisor"},
+		{name: "onTimeout pause keeping memory", body: `{` + common + `, "lifecycle": {"onTimeout": {"action": "pause", "keepMemory": true}}}`, says: "keepMemory: false"},
+		{name: "autoResume without pause", body: `{` + common + `, "autoResume": {"enabled": true}}`, says: "autoResume needs lifecycle.onTimeout 'pause'"},
+		{name: "onTimeout unknown", body: `{` + common + `, "lifecycle": {"onTimeout": "hibernate"}}`, says: `onTimeout must be "kill" or "pause"`},
 		{name: "autoResume malformed", body: `{` + common + `, "autoResume": "yes"}`, says: `{"enabled": true|false}`},
 		{name: "iam tokens", body: `{` + common + `, "iam": {"tokens": {"aws": {"audience": "sts", "tokenType": "jwt"}}}}`, says: "without iam tokens"},
 		{name: "network rules", body: `{` + common + `, "network": {"rules": {"api.example.com": [{"transform": {"headers": {"A": "b"}}}]}}}`, says: "network.rules"},

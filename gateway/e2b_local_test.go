@@ -150,7 +150,10 @@ func TestLocalE2BControlPlane(t *testing.T) {
 	}{
 		{"no key", "GET", "/v2/sandboxes", nil, nil, 401, "X-API-KEY"},
 		{"wrong key", "GET", "/v2/sandboxes", map[string]string{"X-API-KEY": "e2b_" + strings.Repeat("0", 40)}, nil, 401, "apikey add"},
-		{"pause", "POST", "/sandboxes/" + id + "/pause", a, nil, 400, "pausing"},
+		{"pause keeping memory", "POST", "/sandboxes/" + id + "/pause", a, map[string]any{"memory": true}, 400, "gVisor"},
+		{"pause as another tenant", "POST", "/sandboxes/" + id + "/pause", b, nil, 404, "not found"},
+		{"connect as another tenant", "POST", "/sandboxes/" + id + "/connect", b, nil, 404, "not found"},
+		{"list by an unknown state", "GET", "/v2/sandboxes?state=hibernating", a, nil, 400, `"running", "paused"`},
 		{"template build", "POST", "/v3/templates", a, nil, 400, "templates"},
 		{"unknown template", "POST", "/v2/sandboxes", a, map[string]any{"templateID": "nope"}, 400, "code-interpreter-v1"},
 		{"env at create", "POST", "/v2/sandboxes", a, map[string]any{"envVars": map[string]string{"A": "1"}}, 400, "envs to each command"},

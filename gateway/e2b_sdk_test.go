@@ -105,7 +105,8 @@ func TestE2BSDK(t *testing.T) {
 					tools = append(tools, ev.Tool)
 				}
 			}
-			for _, want := range []string{"e2b.sandbox.create", "e2b.process.Start", "e2b.files.upload", "e2b.files.download", "e2b.interpreter.execute", "e2b.sandbox.kill"} {
+			for _, want := range []string{"e2b.sandbox.create", "e2b.process.Start", "e2b.files.upload", "e2b.files.download", "e2b.interpreter.execute", "e2b.sandbox.kill",
+				"e2b.sandbox.pause", "e2b.sandbox.connect"} {
 				if want == "e2b.interpreter.execute" && v.interpreter == "-" {
 					continue
 				}

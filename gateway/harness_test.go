@@ -179,9 +179,6 @@ func (tg *testGateway) crash() {
 	})
 }
 
-// containers lists this test gateway's containers, in any state, from
-// the engine itself (not through the gateway's provider, which a crashed
-// gateway has closed).
 // listed is what tg's provider lists of its sandboxes, states included
 // (paused ones are stopped containers to the engine).
 func (tg *testGateway) listed(t testing.TB) []sandbox.Info {
@@ -193,6 +190,9 @@ func (tg *testGateway) listed(t testing.TB) []sandbox.Info {
 	return infos
 }
 
+// containers lists this test gateway's containers, in any state, from
+// the engine itself (not through the gateway's provider, which a crashed
+// gateway has closed).
 func (tg *testGateway) containers(t testing.TB) []sandbox.Info {
 	t.Helper()
 	cli, err := dockerapi.NewClientWithOpts(dockerapi.FromEnv, dockerapi.WithAPIVersionNegotiation())

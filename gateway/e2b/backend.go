@@ -20,8 +20,16 @@ type Backend interface {
 	Get(ctx context.Context, id string) (Sandbox, error)
 	// List describes all of the caller's sandboxes, oldest first.
 	List(ctx context.Context) ([]Sandbox, error)
-	// Kill destroys one of the caller's sandboxes.
+	// Kill destroys one of the caller's sandboxes, paused or not.
 	Kill(ctx context.Context, id string) error
+	// Pause pauses one of the caller's sandboxes: its processes end,
+	// its files are kept. keepMemory asks for its memory to be kept too.
+	// A sandbox paused already is ErrPaused.
+	Pause(ctx context.Context, id string, keepMemory bool) error
+	// Connect returns one of the caller's sandboxes running, resuming
+	// it if it was paused (resumed says so), and sets its timeout when
+	// timeout is not zero.
+	Connect(ctx context.Context, id string, timeout time.Duration) (s Sandbox, resumed bool, err error)
 	// SetTimeout makes the sandbox expire timeout from now (never later
 	// than its maximum lifetime allows; the result says when).
 	SetTimeout(ctx context.Context, id string, timeout time.Duration) (Sandbox, error)
@@ -45,6 +53,11 @@ type CreateRequest struct {
 	Timeout  time.Duration // lifetime from now; 0 for the default
 	Metadata map[string]string
 	Allow    []string // egress allowlist; nil for the tenant's default
+	// PauseOnTimeout pauses the sandbox when its timeout ends instead of
+	// killing it; AutoResume lets data-plane traffic resume it once
+	// paused (lifecycle {onTimeout: 'pause', autoResume}).
+	PauseOnTimeout bool
+	AutoResume     bool
 }
 
 // Sandbox describes one sandbox as the control plane reports it.
@@ -59,6 +72,11 @@ type Sandbox struct {
 	MemoryMB  int64
 	DiskMB    int64
 	Allow     []string // egress allowlist
+	// Paused says it is paused; PauseOnTimeout and AutoResume are the
+	// lifecycle it was created with.
+	Paused         bool
+	PauseOnTimeout bool
+	AutoResume     bool
 	// AccessToken authorises data-plane requests for this sandbox with
 	// the scopes its holder was granted; only its owner ever sees it.
 	AccessToken string

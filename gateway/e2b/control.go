@@ -25,6 +25,7 @@ func (a *API) controlRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /sandboxes/{id}/timeout", a.setTimeout)
 	mux.HandleFunc("POST /sandboxes/{id}/refreshes", a.refresh)
 	mux.HandleFunc("PUT /sandboxes/{id}/network", a.setNetwork)
+	mux.HandleFunc("POST /sandboxes/{id}/pause", a.pause)
 	mux.HandleFunc("POST /sandboxes/{id}/connect", a.connect)
 	mux.HandleFunc("POST /v2/sandboxes/{id}/connect", a.connect)
 	mux.HandleFunc("POST /sandboxes/{id}/resume", a.connect)
@@ -85,8 +86,11 @@ type networkState struct {
 func detail(s Sandbox, withToken bool) sandboxDetail {
 	d := sandboxDetail{TemplateID: s.Template, SandboxID: s.ID, ClientID: clientID, StartedAt: s.StartedAt, EndAt: s.EndAt,
 		EnvdVersion: EnvdVersion, CPUCount: max(1, int(math.Ceil(s.CPUCount))), MemoryMB: s.MemoryMB, DiskSizeMB: s.DiskMB,
-		Metadata: s.Metadata, State: "running", AllowInternetAccess: len(s.Allow) > 0,
-		Network: networkState{AllowOut: s.Allow}, Lifecycle: killedOnTimeout, VolumeMounts: []struct{}{}}
+		Metadata: s.Metadata, State: stateRunning, AllowInternetAccess: len(s.Allow) > 0,
+		Network: networkState{AllowOut: s.Allow}, Lifecycle: lifecycleOf(s), VolumeMounts: []struct{}{}}
+	if s.Paused {
+		d.State = statePaused
+	}
 	if d.Metadata == nil {
 		d.Metadata = map[string]string{}
 	}
@@ -110,6 +114,7 @@ type createBody struct {
 	AllowInternetAccess *bool             `json:"allow_internet_access"`
 	Network             *networkBody      `json:"network"`
 	AutoPause           *bool             `json:"autoPause"`
+	AutoPauseMemory     *bool             `json:"autoPauseMemory"`
 	AutoResume          *switchBody       `json:"autoResume"`
 	Lifecycle           *lifecycleBody    `json:"lifecycle"`
 	IAM                 *iamBody          `json:"iam"`
@@ -141,6 +146,7 @@ func (a *API) create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.Allow = allow
+	req.PauseOnTimeout, req.AutoResume = body.pausesOnTimeout(), body.autoResumes()
 	s, err := a.backend.Create(r.Context(), req)
 	if err != nil {
 		a.fail(w, err)
@@ -216,32 +222,61 @@ func (a *API) refresh(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// connect hands the caller a running sandbox's data-plane token, and
-// sets its timeout when given. Nothing is ever paused here, so a resume
-// is a connect.
-func (a *API) connect(w http.ResponseWriter, r *http.Request) {
-	var body timeoutBody
+// pauseBody is POST /sandboxes/{id}/pause: memory is the SDK's
+// keepMemory.
+type pauseBody struct {
+	Memory *bool `json:"memory"`
+}
+
+// pause answers 204 once the sandbox is paused, 409 when it was paused
+// already (the SDKs then report false).
+func (a *API) pause(w http.ResponseWriter, r *http.Request) {
+	var body pauseBody
 	if !decodeBody(w, r, &body) {
 		return
 	}
-	id := r.PathValue("id")
-	var s Sandbox
-	var err error
+	if err := a.backend.Pause(r.Context(), r.PathValue("id"), body.Memory != nil && *body.Memory); err != nil {
+		a.fail(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// connectBody is POST /sandboxes/{id}/connect and /resume: the timeout
+// to set, and memory false for the SDK's onResume "reboot" (a Sandgate
+// resume always starts the sandbox's processes afresh).
+type connectBody struct {
+	Timeout *int64 `json:"timeout"` // seconds
+	Memory  *bool  `json:"memory"`
+}
+
+// connect hands the caller a sandbox's data-plane token, resuming it
+// when it is paused (201) or as it runs (200), and sets its timeout
+// when given.
+func (a *API) connect(w http.ResponseWriter, r *http.Request) {
+	var body connectBody
+	if !decodeBody(w, r, &body) {
+		return
+	}
+	var timeout time.Duration
 	if body.Timeout != nil && *body.Timeout != 0 { // 0: keep the timeout it has
 		d, bad := seconds("timeout", *body.Timeout, 1, maxTimeoutSeconds)
 		if bad != nil {
 			replyErrorStatus(w, http.StatusBadRequest, bad.Error())
 			return
 		}
-		s, err = a.backend.SetTimeout(r.Context(), id, d)
-	} else {
-		s, err = a.backend.Get(r.Context(), id)
+		timeout = d
 	}
+	s, resumed, err := a.backend.Connect(r.Context(), r.PathValue("id"), timeout)
 	if err != nil {
 		a.fail(w, err)
 		return
 	}
-	replyJSON(w, http.StatusOK, created(s))
+	status := http.StatusOK
+	if resumed {
+		status = http.StatusCreated
+	}
+	replyJSON(w, status, created(s))
 }
 
 // decodeBody reads a small JSON body into v; an empty body leaves v as

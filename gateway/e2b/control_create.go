@@ -3,11 +3,12 @@ package e2b
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 )
 
-// What a create asks for beyond a template, a timeout, metadata and
-// egress. The SDKs send their lifecycle settings on every create, each
+// What a create asks for beyond a template, a timeout, metadata,
+// egress and its lifecycle (pause at the timeout, resume on traffic). The SDKs send their lifecycle settings on every create, each
 // version its own way: e2b 2.24 to 2.41 (JS and Python) always send
 // autoPause and autoResume {"enabled": false}, earlier 2.x autoPause
 // false, later ones only what the caller set (sandboxApi.ts
@@ -49,7 +50,8 @@ type lifecycleBody struct {
 
 // onTimeoutBody is what happens when the timeout ends.
 type onTimeoutBody struct {
-	Action string
+	Action     string
+	KeepMemory *bool
 }
 
 func (o *onTimeoutBody) UnmarshalJSON(b []byte) error {
@@ -57,14 +59,40 @@ func (o *onTimeoutBody) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	var obj struct {
-		Action string `json:"action"`
+		Action     string `json:"action"`
+		KeepMemory *bool  `json:"keepMemory"`
 	}
 	if err := json.Unmarshal(b, &obj); err != nil {
 		return errors.New(`lifecycle.onTimeout must be "kill" or "pause"`)
 	}
-	o.Action = obj.Action
+	o.Action, o.KeepMemory = obj.Action, obj.KeepMemory
 	return nil
 }
+
+// pausesOnTimeout reports whether the body asks for the sandbox to be
+// paused rather than killed when its timeout ends: autoPause (what the
+// SDKs send for lifecycle.onTimeout 'pause') or lifecycle itself.
+func (b createBody) pausesOnTimeout() bool {
+	return (b.AutoPause != nil && *b.AutoPause) || (b.Lifecycle != nil && b.Lifecycle.OnTimeout.Action == "pause")
+}
+
+// autoResumes reports whether the body asks for traffic to resume the
+// sandbox once paused.
+func (b createBody) autoResumes() bool {
+	return b.AutoResume.on() || (b.Lifecycle != nil && b.Lifecycle.AutoResume.on())
+}
+
+// keepsMemory reports whether the body asks explicitly for a pause at
+// the timeout to keep the sandbox's memory (keepMemory: true); the SDKs
+// send nothing unless the caller set it.
+func (b createBody) keepsMemory() bool {
+	return (b.AutoPauseMemory != nil && *b.AutoPauseMemory) ||
+		(b.Lifecycle != nil && b.Lifecycle.OnTimeout.KeepMemory != nil && *b.Lifecycle.OnTimeout.KeepMemory)
+}
+
+// ErrKeepMemory is a pause asked to keep the sandbox's memory, which a
+// sandbox under runc cannot.
+var ErrKeepMemory = fmt.Errorf("%w: keepMemory needs sandboxes that run under gVisor (runsc), whose memory can be checkpointed; this gateway's run under runc, so a pause keeps the files only: pass keepMemory: false (Sandgate then stops the sandbox's processes and keeps /workspace)", ErrInvalid)
 
 // iamBody is workload identity: named tokens a network transform
 // injects. An empty map asks for nothing.
@@ -80,11 +108,11 @@ func (b createBody) unsupported() string {
 	case len(b.EnvVars) > 0:
 		return "envVars at creation are not supported: pass envs to each command (commands.run(cmd, {envs}))"
 	case b.Lifecycle != nil && !slices.Contains([]string{"", "kill", "pause"}, b.Lifecycle.OnTimeout.Action):
-		return `lifecycle.onTimeout must be "kill" (Sandgate kills a sandbox when its timeout ends)`
-	case (b.AutoPause != nil && *b.AutoPause) || (b.Lifecycle != nil && b.Lifecycle.OnTimeout.Action == "pause"):
-		return "pausing sandboxes is not supported: a sandbox is killed when its timeout ends; leave autoPause off (onTimeout 'kill', the default) and extend the timeout instead"
-	case b.AutoResume.on() || (b.Lifecycle != nil && b.Lifecycle.AutoResume.on()):
-		return "auto-resume is not supported: sandboxes are never paused; leave autoResume off"
+		return `lifecycle.onTimeout must be "kill" or "pause"`
+	case b.autoResumes() && !b.pausesOnTimeout():
+		return "autoResume needs lifecycle.onTimeout 'pause': a killed sandbox cannot resume"
+	case b.pausesOnTimeout() && b.keepsMemory():
+		return ErrKeepMemory.Error()
 	case len(b.VolumeMounts) > 0:
 		return "volumes are not supported: each sandbox has its own /workspace"
 	case !emptyObject(b.MCP):
@@ -105,13 +133,23 @@ func emptyObject(raw json.RawMessage) bool {
 	return json.Unmarshal(raw, &m) == nil && len(m) == 0
 }
 
-// lifecycleInfo is E2B's SandboxLifecycle as sandbox info reports it. A
-// Sandgate sandbox is killed when its timeout ends and never resumes.
+// lifecycleInfo is E2B's SandboxLifecycle as sandbox info reports it.
 // The Python SDK requires both keys whenever the object is present.
 type lifecycleInfo struct {
 	AutoResume bool   `json:"autoResume"`
 	OnTimeout  string `json:"onTimeout"`
 }
 
-// killedOnTimeout is every sandbox's lifecycle.
-var killedOnTimeout = lifecycleInfo{OnTimeout: "kill"}
+// lifecycleOf is s's lifecycle as its creator set it.
+func lifecycleOf(s Sandbox) lifecycleInfo {
+	if s.PauseOnTimeout {
+		return lifecycleInfo{OnTimeout: "pause", AutoResume: s.AutoResume}
+	}
+	return lifecycleInfo{OnTimeout: "kill"}
+}
+
+// States a sandbox is listed in.
+const (
+	stateRunning = "running"
+	statePaused  = "paused"
+)

@@ -27,7 +27,9 @@ func (a *API) listAll(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]sandboxDetail, 0, len(all))
 	for _, s := range all {
-		out = append(out, detail(s, false))
+		if !s.Paused {
+			out = append(out, detail(s, false))
+		}
 	}
 	replyJSON(w, http.StatusOK, out)
 }
@@ -65,13 +67,13 @@ func (a *API) listPage(w http.ResponseWriter, r *http.Request) {
 }
 
 // listQuery is what GET /v2/sandboxes filters by: metadata (URL-encoded
-// key=value pairs), state (every sandbox here is running), template (id
-// or alias), startedAfter, and order (by start, "desc" by default as
-// E2B's; the SDKs send it only when asked).
+// key=value pairs), state (running, paused or both, the default),
+// template (id or alias), startedAfter, and order (by start, "desc" by
+// default as E2B's; the SDKs send it only when asked).
 type listQuery struct {
 	limit        int
 	metadata     url.Values
-	noneRunning  bool // the states asked for leave out running ones
+	states       []string // stateRunning, statePaused
 	template     string
 	startedAfter time.Time
 	newestFirst  bool
@@ -79,7 +81,8 @@ type listQuery struct {
 }
 
 func parseListQuery(q url.Values) (listQuery, error) {
-	lq := listQuery{limit: defaultPage, template: q.Get("template"), next: q.Get("nextToken"), newestFirst: true}
+	lq := listQuery{limit: defaultPage, template: q.Get("template"), next: q.Get("nextToken"), newestFirst: true,
+		states: []string{stateRunning, statePaused}}
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > maxPage {
@@ -93,7 +96,12 @@ func parseListQuery(q url.Values) (listQuery, error) {
 	}
 	// One list (state=running,paused) or the parameter repeated.
 	if len(q["state"]) > 0 {
-		lq.noneRunning = !slices.Contains(strings.Split(strings.Join(q["state"], ","), ","), "running")
+		lq.states = strings.Split(strings.Join(q["state"], ","), ",")
+		for _, st := range lq.states {
+			if st != stateRunning && st != statePaused {
+				return lq, errors.New(`state must be "running", "paused" or both, comma-separated`)
+			}
+		}
 	}
 	if v := q.Get("startedAfter"); v != "" {
 		if lq.startedAfter, err = parseTime(v); err != nil {
@@ -122,7 +130,11 @@ func parseTime(v string) (time.Time, error) {
 
 // matches reports whether s passes every filter of lq.
 func (lq listQuery) matches(s Sandbox) bool {
-	if lq.noneRunning || s.StartedAt.Before(lq.startedAfter) {
+	state := stateRunning
+	if s.Paused {
+		state = statePaused
+	}
+	if !slices.Contains(lq.states, state) || s.StartedAt.Before(lq.startedAfter) {
 		return false
 	}
 	if lq.template != "" && lq.template != s.Template && lq.template != s.Image {

@@ -1,6 +1,7 @@
 package e2b
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -49,6 +50,10 @@ func (a *API) metrics(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	m, err := a.backend.Metrics(r.Context(), r.PathValue("id"))
+	if errors.Is(err, ErrPaused) {
+		replyJSON(w, http.StatusOK, []metric{}) // nothing runs: no sample
+		return
+	}
 	if err != nil {
 		a.fail(w, err)
 		return

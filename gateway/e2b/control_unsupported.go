@@ -7,7 +7,6 @@ import "net/http"
 // an SDK would report as "sandbox not found".
 func (a *API) unsupportedRoutes(mux *http.ServeMux) {
 	for pattern, msg := range map[string]string{
-		"POST /sandboxes/{id}/pause":     "pausing sandboxes is not supported: a sandbox runs until it is killed or its timeout ends",
 		"POST /sandboxes/{id}/snapshots": "snapshots are not supported",
 		"/snapshots":                     "snapshots are not supported",
 		"/snapshots/":                    "snapshots are not supported",

@@ -88,6 +88,8 @@ func connectCode(err error) connect.Code {
 		return connect.CodeResourceExhausted
 	case errors.Is(err, ErrUnsupported):
 		return connect.CodeUnimplemented
+	case errors.Is(err, ErrPaused):
+		return connect.CodeFailedPrecondition
 	case errors.Is(err, context.DeadlineExceeded):
 		return connect.CodeDeadlineExceeded
 	case errors.Is(err, context.Canceled):

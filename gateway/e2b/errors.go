@@ -15,6 +15,11 @@ var (
 	ErrInvalid     = errors.New("invalid request") // 400: the client must change the request
 	ErrQuota       = errors.New("quota exceeded")  // 429: too many sandboxes or calls
 	ErrUnsupported = errors.New("not supported")   // 501: a feature Sandgate does not offer
+	// ErrPaused: a data-plane request to a sandbox its owner paused,
+	// whose lifecycle does not resume it on traffic (409, as E2B's
+	// proxy answers); Sandbox.connect resumes it. Pause answers it too
+	// for a sandbox paused already (the SDK then returns false).
+	ErrPaused = errors.New("sandbox is paused")
 )
 
 // httpStatus maps an error from a Backend or Runner to the status the
@@ -29,8 +34,10 @@ func httpStatus(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, ErrQuota):
 		return http.StatusTooManyRequests
-	case errors.Is(err, ErrUnsupported):
+	case errors.Is(err, ErrUnsupported), errors.Is(err, sandbox.ErrCannotPause):
 		return http.StatusNotImplemented
+	case errors.Is(err, ErrPaused):
+		return http.StatusConflict
 	}
 	return http.StatusInternalServerError
 }

@@ -83,7 +83,12 @@ func (e e2bBackend) Create(ctx context.Context, req e2b.CreateRequest) (e2b.Sand
 		// The template and metadata are kept in the provider's record,
 		// the timeout where the allowlist is (deadline.go), so that a
 		// restarted gateway and every replica report them.
-		b, err := e.g.boxes.CreateBox(ctx, p, fleet.Spec{Image: image, Allow: allow, Template: cmp.Or(req.Template, "base"), Metadata: req.Metadata})
+		lifecycle := sandbox.Lifecycle{PauseOnTimeout: req.PauseOnTimeout, AutoResume: req.AutoResume}
+		if lifecycle.PauseOnTimeout && !e.g.boxes.CanPause() {
+			return fmt.Errorf("lifecycle.onTimeout 'pause': %w", fleet.ErrCannotPause)
+		}
+		b, err := e.g.boxes.CreateBox(ctx, p, fleet.Spec{Image: image, Allow: allow, Template: cmp.Or(req.Template, "base"), Metadata: req.Metadata,
+			Lifecycle: lifecycle})
 		if err != nil {
 			return categorize(err)
 		}
@@ -201,7 +206,8 @@ func (e e2bBackend) describe(b *fleet.Box, p identity.Identity) e2b.Sandbox {
 	// image stands for one.
 	return e2b.Sandbox{ID: b.ID(), Template: cmp.Or(inf.Template, inf.Image), Image: inf.Image, StartedAt: inf.CreatedAt, EndAt: b.EndAt(),
 		CPUCount: l.CPUs, MemoryMB: l.MemoryBytes >> 20, DiskMB: l.WorkspaceBytes >> 20, Metadata: maps.Clone(inf.Metadata),
-		Allow: b.Gate.Allow().Strings(), AccessToken: e.g.accessToken(b, p.Scopes)}
+		Allow: b.Gate.Allow().Strings(), AccessToken: e.g.accessToken(b, p.Scopes),
+		Paused: b.Paused(), PauseOnTimeout: inf.Lifecycle.PauseOnTimeout, AutoResume: inf.Lifecycle.AutoResume}
 }
 
 // Open finds the sandbox a data-plane request for op names and checks its
@@ -211,6 +217,10 @@ func (e e2bBackend) describe(b *fleet.Box, p identity.Identity) e2b.Sandbox {
 // (e2b_denied.go) and answered alike: not found.
 func (e e2bBackend) Open(ctx context.Context, id, token, op string) (e2b.Runner, error) {
 	r, reason := e.open(ctx, id, token)
+	if reason == "paused" {
+		// The token is the sandbox's: its holder may know it is paused.
+		return nil, fmt.Errorf("sandbox %s is %w at its owner's request and resumes only when asked: call Sandbox.connect(%q), or create it with lifecycle {onTimeout: 'pause', autoResume: true}", id, e2b.ErrPaused, id)
+	}
 	if reason != "" {
 		e.g.denyData(ctx, identity.Identity{}, id, op, reason)
 		return nil, fmt.Errorf("sandbox %q: %w (or the access token is not this sandbox's)", id, sandbox.ErrNotFound)
@@ -244,6 +254,9 @@ func (e e2bBackend) open(ctx context.Context, id, token string) (*e2bRunner, str
 		case gone:
 			return nil, "the API key that created the sandbox is revoked"
 		}
+	}
+	if b.WaitsForResume() {
+		return nil, "paused"
 	}
 	who := b.Creator
 	p := identity.Identity{Issuer: who.Issuer, Subject: who.Subject, Tenant: cmp.Or(who.Tenant, b.Tenant), ClientID: who.ClientID, Scopes: scopes}
@@ -283,7 +296,7 @@ func (r *e2bRunner) OpenRegular(path string) (*os.File, fs.FileInfo, error) {
 
 // categorize wraps the gateway's own error categories in the E2B API's.
 func categorize(err error) error {
-	if errors.Is(err, fleet.ErrQuota) {
+	if errors.Is(err, fleet.ErrQuota) || errors.Is(err, fleet.ErrPausedQuota) {
 		return fmt.Errorf("%w: %v", e2b.ErrQuota, err)
 	}
 	return err

@@ -27,6 +27,10 @@ func (e e2bBackend) Metrics(ctx context.Context, id string) (e2b.Metrics, error)
 		if err != nil {
 			return err
 		}
+		if b.Paused() {
+			// Sampling must not resume it.
+			return fmt.Errorf("sample sandbox %s: %w", id, e2b.ErrPaused)
+		}
 		// connect, not acquire: looking at a sandbox does not make it
 		// busy, nor put off its idle timeout.
 		c, err := b.Connect(ctx)

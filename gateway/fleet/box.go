@@ -78,6 +78,7 @@ type Box struct {
 	// takes on disk, for the paused quota.
 	paused      atomic.Bool
 	pausedAt    time.Time
+	pausedFor   string // the pause's reason: who asked (see WaitsForResume)
 	pausedBytes atomic.Int64
 	// egressRun is the run of serveEgress going on, nil when none is.
 	egressRun *egressRun

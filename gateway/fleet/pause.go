@@ -105,6 +105,34 @@ func (m *Fleet) Pause(ctx context.Context, b *Box, p identity.Identity, reason s
 	return m.pause(ctx, b, p, reason, false)
 }
 
+// PauseNow is Pause of a sandbox whatever it is doing: calls in flight
+// fail as its runner stops (E2B's pause, which clients expect to end
+// their streams).
+func (m *Fleet) PauseNow(ctx context.Context, b *Box, p identity.Identity, reason string) error {
+	return m.pause(ctx, b, p, reason, true)
+}
+
+// CanPause reports whether this gateway can pause sandboxes at all.
+func (m *Fleet) CanPause() bool {
+	_, ok := m.pauser()
+	return ok
+}
+
+// WaitsForResume reports whether b is paused at its owner's request
+// (not by the gateway's idle policy) with a lifecycle that does not
+// resume it on traffic: an E2B data-plane request then answers that it
+// is paused rather than resume it. A sandbox paused before this gateway
+// started resumes on traffic.
+func (b *Box) WaitsForResume() bool {
+	b.Mu.Lock()
+	defer b.Mu.Unlock()
+	switch {
+	case !b.paused.Load(), b.pausedFor == "", b.pausedFor == reasonIdle, b.pausedFor == reasonMaxLifetime:
+		return false
+	}
+	return !b.sb.Info().Lifecycle.AutoResume
+}
+
 // pause is Pause; evenBusy pauses a sandbox with calls in flight too,
 // which then fail as its runner stops: a sandbox at the end of its
 // maximum lifetime or of its owner's timeout ends its run whatever it is
@@ -169,7 +197,7 @@ func (m *Fleet) pause(ctx context.Context, b *Box, p identity.Identity, reason s
 		info.PausedAt, info.DiskBytes = listed[0].PausedAt, listed[0].DiskBytes
 	}
 	b.Mu.Lock()
-	b.sb, b.pausedAt = pausedSandbox{info: info, p: m.provider}, info.PausedAt
+	b.sb, b.pausedAt, b.pausedFor = pausedSandbox{info: info, p: m.provider}, info.PausedAt, reason
 	b.pausedBytes.Store(info.DiskBytes)
 	b.Mu.Unlock()
 	m.log.Info("sandbox paused", "sandbox_id", b.ID(), "reason", reason, "duration_ms", ev.DurationMs, "disk_bytes", info.DiskBytes)

@@ -36,6 +36,14 @@ type sandboxInfo struct {
 	CreatedAt   time.Time      `json:"created_at"`
 	ExpiresAt   time.Time      `json:"expires_at"`
 	IdleTTL     string         `json:"idle_ttl"`
+	// OnIdle is what the idle TTL and the maximum lifetime do to it:
+	// "pause" or "destroy".
+	OnIdle string `json:"on_idle"`
+	// PausedAt and RemovedAt, for a paused sandbox: when it was paused
+	// (absent when the gateway restarted since and cannot tell) and
+	// when it will be destroyed unless a call resumes it first.
+	PausedAt    *time.Time     `json:"paused_at,omitempty"`
+	RemovedAt   *time.Time     `json:"removed_at,omitempty"`
 	Limits      map[string]any `json:"limits"`
 	Workspace   workspaceInfo  `json:"workspace"`
 	Network     networkInfo    `json:"network"`
@@ -49,6 +57,9 @@ type workspaceInfo struct {
 	Disk       bool  `json:"disk"`
 	QuotaBytes int64 `json:"quota_bytes"`          // writes beyond it fail with ENOSPC
 	UsedBytes  int64 `json:"used_bytes,omitempty"` // as the runner's statfs reports it
+	// HostBytes is what a paused sandbox's workspace takes on the
+	// host's disk, counted against its tenant's paused quota.
+	HostBytes int64 `json:"host_bytes,omitempty"`
 }
 
 func sandboxTools() []toolDef {
@@ -177,14 +188,23 @@ func (c *call) describe(b *fleet.Box, ri *protocol.Info) sandboxInfo {
 		// little for its metadata).
 		ws.QuotaBytes, ws.UsedBytes = cmp.Or(ri.WorkspaceSizeBytes, ws.QuotaBytes), ri.WorkspaceUsedBytes
 	}
-	state := "running"
-	if b.Paused() {
-		state = "paused"
+	onIdle := fleet.OnIdleDestroy
+	if c.g.boxes.Pauses() {
+		onIdle = fleet.OnIdlePause
 	}
-	return sandboxInfo{SandboxID: b.ID(), State: state, Image: inf.Image, ContainerID: inf.ContainerID, CreatedAt: inf.CreatedAt, ExpiresAt: b.EndAt(),
-		IdleTTL: l.IdleTTL.String(), Runner: ri, Workspace: ws, Network: c.g.networkInfo(b),
-		Limits: map[string]any{"cpus": l.CPUs, "memory_bytes": l.MemoryBytes, "pids": l.Pids, "workspace_bytes": ws.QuotaBytes,
-			"tmp_bytes": l.TmpBytes, "call_timeout_s": l.CallTimeout.Seconds()}}
+	out := sandboxInfo{SandboxID: b.ID(), State: "running", Image: inf.Image, ContainerID: inf.ContainerID, CreatedAt: inf.CreatedAt, ExpiresAt: b.EndAt(),
+		IdleTTL: l.IdleTTL.String(), OnIdle: onIdle}
+	if b.Paused() {
+		out.State, ws.HostBytes = "paused", inf.DiskBytes
+		if at := b.PausedAt(); !at.IsZero() {
+			removed := c.g.boxes.RemovedAt(b)
+			out.PausedAt, out.RemovedAt = &at, &removed
+		}
+	}
+	out.Runner, out.Workspace, out.Network = ri, ws, c.g.networkInfo(b)
+	out.Limits = map[string]any{"cpus": l.CPUs, "memory_bytes": l.MemoryBytes, "pids": l.Pids, "workspace_bytes": ws.QuotaBytes,
+		"tmp_bytes": l.TmpBytes, "call_timeout_s": l.CallTimeout.Seconds()}
+	return out
 }
 
 func runSandboxDestroy(ctx context.Context, c *call) (*mcpapi.CallToolResult, error) {

@@ -192,6 +192,109 @@ async function lifecycle(sbx) {
   check(!after.some((s) => s.sandboxId === sbx.sandboxId), 'kill removes it', after)
 }
 
+// newer reports whether the running e2b is at least version v ("2.42.0").
+const newer = (v) => {
+  const [a, b] = [report.sdk, v].map((x) => x.split('.').map(Number))
+  for (let i = 0; i < 3; i++) if (a[i] !== b[i]) return a[i] > b[i]
+  return true
+}
+
+// pausing drives pause and resume (SDKs that have Sandbox#pause): files
+// kept, processes gone, the paused state listed and reported, 409 for a
+// second pause, 201 from connect when it resumed and 200 when it ran,
+// the data plane refused with 409 unless the lifecycle resumes on
+// traffic, a pause at the timeout, keepMemory refused under runc, and
+// another tenant refused throughout.
+async function pausing() {
+  if (typeof Sandbox.prototype.pause !== 'function') {
+    report.steps.push('no Sandbox#pause in this SDK: pausing not driven')
+    return
+  }
+  const api = process.env.E2B_API_URL
+  const connectStatus = async (id) => (await fetch(`${api}/sandboxes/${id}/connect`, {
+    method: 'POST', headers: { 'X-API-Key': process.env.E2B_API_KEY, 'Content-Type': 'application/json' }, body: JSON.stringify({ timeout: 300 }),
+  })).status
+  const other = { apiKey: process.env.E2B_OTHER_KEY }
+  // e2b 2.3x to 2.41 ask for the memory to be kept unless told not to,
+  // in the object form of onTimeout that earlier ones do not read.
+  const objectForm = fs.readFileSync(require.resolve('e2b'), 'utf8').includes('autoPauseMemory')
+  const onTimeout = objectForm ? { action: 'pause', keepMemory: false } : 'pause'
+  const filesOnly = { keepMemory: false }
+
+  const sbx = await Sandbox.create({ timeoutMs: 300_000, metadata: { suite: 'pause' }, lifecycle: { onTimeout } })
+  // Read raw: e2b before 2.2x does not parse lifecycle.
+  const info0 = await (await fetch(`${api}/sandboxes/${sbx.sandboxId}`, { headers: { 'X-API-Key': process.env.E2B_API_KEY } })).json()
+  check(info0.lifecycle?.onTimeout === 'pause' && info0.lifecycle?.autoResume === false, 'sandbox info reports lifecycle onTimeout pause', info0.lifecycle)
+  await sbx.files.write('/workspace/kept.txt', 'kept')
+  await sbx.commands.run('sleep 600', { background: true })
+
+  if (objectForm) { // earlier SDKs cannot ask for the memory
+    let memoryErr
+    try {
+      await sbx.pause({ keepMemory: true })
+    } catch (e) {
+      memoryErr = e.message
+    }
+    check(/gVisor/.test(memoryErr ?? ''), 'pause({keepMemory: true}) is refused under runc, naming gVisor', memoryErr)
+  }
+  let foreignPause
+  try {
+    await Sandbox.pause(sbx.sandboxId, other)
+  } catch (e) {
+    foreignPause = e.name
+  }
+  check(foreignPause === 'SandboxNotFoundError' || foreignPause === 'NotFoundError', 'another tenant cannot pause it', foreignPause)
+
+  check(await sbx.pause(filesOnly) === true, 'pause pauses a running sandbox', false)
+  check(await sbx.pause(filesOnly) === false, 'a second pause answers false (409)', true)
+  const paused = await sbx.getInfo()
+  check(paused.state === 'paused', 'getInfo reports it paused', paused.state)
+  const listedPaused = await Sandbox.list({ query: { state: ['paused'] } }).nextItems()
+  const listedRunning = await Sandbox.list({ query: { state: ['running'] } }).nextItems()
+  check(listedPaused.some((s) => s.sandboxId === sbx.sandboxId && s.state === 'paused') && !listedRunning.some((s) => s.sandboxId === sbx.sandboxId),
+    'Sandbox.list with state paused lists it, with state running does not', { listedPaused, listedRunning })
+  const metrics = await Sandbox.getMetrics(sbx.sandboxId)
+  check(metrics.length === 0, 'a paused sandbox has no metrics sample (reading them does not resume it)', metrics)
+
+  let refused
+  try {
+    await sbx.files.read('/workspace/kept.txt')
+  } catch (e) {
+    refused = e.message
+  }
+  check(/paused/.test(refused ?? ''), 'without autoResume the data plane refuses a paused sandbox, saying so', refused)
+  check((await sbx.getInfo()).state === 'paused', 'the refused request did not resume it', true)
+
+  check(await connectStatus(sbx.sandboxId) === 201, 'connect resumes a paused sandbox: 201', false)
+  check(await connectStatus(sbx.sandboxId) === 200, 'connect of a running sandbox: 200', false)
+  const resumed = await Sandbox.connect(sbx.sandboxId)
+  check(await resumed.files.read('/workspace/kept.txt') === 'kept', 'the resumed sandbox has its files', false)
+  const procs = await resumed.commands.list()
+  check(!procs.some((p) => p.cmd === 'sleep' || (p.args ?? []).includes('600')), 'its processes ended with the pause', procs)
+
+  // The timeout pauses it (lifecycle onTimeout pause) rather than kill it.
+  await resumed.setTimeout(2_000)
+  let state
+  for (const until = Date.now() + 60_000; Date.now() < until; await new Promise((r) => setTimeout(r, 250))) {
+    state = (await Sandbox.getInfo(sbx.sandboxId)).state
+    if (state === 'paused') break
+  }
+  check(state === 'paused', 'its timeout pauses it', state)
+  const back = await Sandbox.connect(sbx.sandboxId, { timeoutMs: 300_000 })
+  check(await back.files.read('/workspace/kept.txt') === 'kept', 'after the timeout pause connect resumes it with its files', false)
+  await back.kill()
+
+  if (newer('2.42.0')) {
+    // Older SDKs turn autoResume down without keepMemory, which runc cannot keep.
+    const auto = await Sandbox.create({ timeoutMs: 300_000, lifecycle: { onTimeout: 'pause', autoResume: true } })
+    await auto.files.write('/workspace/a.txt', 'auto')
+    check(await auto.pause() === true, 'pause with the SDK defaults (keepMemory unset) pauses', false)
+    check(await auto.files.read('/workspace/a.txt') === 'auto', 'with autoResume a data-plane request resumes it', false)
+    check((await auto.getInfo()).state === 'running', 'and it runs again', true)
+    await auto.kill()
+  }
+}
+
 try {
   const sbx = await Sandbox.create({ timeoutMs: 300_000, metadata: { suite: 'sdk' } })
   report.sandboxId = sbx.sandboxId
@@ -204,6 +307,11 @@ try {
   }
 } catch (e) {
   report.failures.push(`create: ${e.name}: ${e.message}`)
+}
+try {
+  await pausing()
+} catch (e) {
+  report.failures.push(`pausing: ${e.name}: ${e.message}`)
 }
 console.log(JSON.stringify(report, null, 2))
 process.exit(report.failures.length ? 1 : 0)

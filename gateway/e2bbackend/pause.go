@@ -1,0 +1,64 @@
+package e2bbackend
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/sandgate/sandgate/auth/identity"
+	"github.com/sandgate/sandgate/gateway/e2b"
+)
+
+// Pause pauses one of the caller's sandboxes at once: calls in flight
+// end as its runner stops, as an E2B client expects of a pause. Its
+// memory cannot be kept under runc (e2b.ErrKeepMemory).
+func (e e2bBackend) Pause(ctx context.Context, id string, keepMemory bool) error {
+	return e.control(ctx, "sandbox.pause", map[string]any{"sandbox_id": id, "keep_memory": keepMemory}, nil, func(ctx context.Context, p identity.Identity) error {
+		b, err := e.owned(ctx, p, id)
+		if err != nil {
+			return err
+		}
+		if keepMemory {
+			return e2b.ErrKeepMemory
+		}
+		if b.Paused() {
+			return fmt.Errorf("sandbox %s is %w already", id, e2b.ErrPaused)
+		}
+		return e.g.boxes.PauseNow(ctx, b, p, "e2b pause")
+	})
+}
+
+// Connect returns one of the caller's sandboxes running: a paused one is
+// resumed (resumed is then true), and its timeout set when timeout is
+// not zero.
+func (e e2bBackend) Connect(ctx context.Context, id string, timeout time.Duration) (e2b.Sandbox, bool, error) {
+	var out e2b.Sandbox
+	var resumed bool
+	summary := map[string]any{"sandbox_id": id}
+	if timeout > 0 {
+		summary["timeout_s"] = int64(timeout.Seconds())
+	}
+	err := e.control(ctx, "sandbox.connect", summary, nil, func(ctx context.Context, p identity.Identity) error {
+		b, err := e.owned(ctx, p, id)
+		if err != nil {
+			return err
+		}
+		if b.Paused() {
+			note, err := e.g.boxes.Resume(ctx, b, p, "e2b connect")
+			if err != nil {
+				return err
+			}
+			resumed = note.Key != ""
+		}
+		if timeout > 0 {
+			if _, err := e.g.boxes.SetDeadline(ctx, b, time.Now().Add(timeout)); err != nil {
+				return err
+			}
+		} else {
+			e.g.boxes.RefreshDeadline(ctx, b)
+		}
+		out = e.describe(b, p)
+		return nil
+	})
+	return out, resumed, err
+}
