@@ -29,25 +29,25 @@ type sandboxRefArgs struct {
 
 // sandboxInfo is sandbox_info's and sandbox_create's structuredContent.
 type sandboxInfo struct {
-	SandboxID   string         `json:"sandbox_id"`
-	State       string         `json:"state"` // running or paused
-	Image       string         `json:"image"`
-	ContainerID string         `json:"container_id"`
-	CreatedAt   time.Time      `json:"created_at"`
-	ExpiresAt   time.Time      `json:"expires_at"`
-	IdleTTL     string         `json:"idle_ttl"`
+	SandboxID   string    `json:"sandbox_id"`
+	State       string    `json:"state"` // running or paused
+	Image       string    `json:"image"`
+	ContainerID string    `json:"container_id"`
+	CreatedAt   time.Time `json:"created_at"`
+	ExpiresAt   time.Time `json:"expires_at"`
+	IdleTTL     string    `json:"idle_ttl"`
 	// OnIdle is what the idle TTL and the maximum lifetime do to it:
 	// "pause" or "destroy".
 	OnIdle string `json:"on_idle"`
 	// PausedAt and RemovedAt, for a paused sandbox: when it was paused
 	// (absent when the gateway restarted since and cannot tell) and
 	// when it will be destroyed unless a call resumes it first.
-	PausedAt    *time.Time     `json:"paused_at,omitempty"`
-	RemovedAt   *time.Time     `json:"removed_at,omitempty"`
-	Limits      map[string]any `json:"limits"`
-	Workspace   workspaceInfo  `json:"workspace"`
-	Network     networkInfo    `json:"network"`
-	Runner      *protocol.Info `json:"runner,omitempty"`
+	PausedAt  *time.Time     `json:"paused_at,omitempty"`
+	RemovedAt *time.Time     `json:"removed_at,omitempty"`
+	Limits    map[string]any `json:"limits"`
+	Workspace workspaceInfo  `json:"workspace"`
+	Network   networkInfo    `json:"network"`
+	Runner    *protocol.Info `json:"runner,omitempty"`
 }
 
 // workspaceInfo describes a sandbox's /workspace for sandbox_info.
