@@ -1,10 +1,14 @@
 package gateway_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/docker/docker/api/types/container"
+	dockerapi "github.com/docker/docker/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/sandgate/sandgate/gateway/audit"
@@ -100,5 +104,69 @@ func TestPauseAndResume(t *testing.T) {
 	}
 	if strings.Join(pauses, ",") != "sandbox_pause/ok,sandbox_pause/ok" || strings.Join(resumes, ",") != "call/ok,call/ok" {
 		t.Errorf("audit: pauses %v, resumes %v; want two of each, for sandbox_pause and a call", pauses, resumes)
+	}
+}
+
+// TestPauseCrashPoints: a gateway that dies in the middle of a pause or
+// a resume leaves the sandbox running or paused, with its files, never
+// neither and never two copies; the next gateway carries on from what it
+// finds. The Docker provider's steps leave two states between the
+// finished ones, made here by hand before a crash: the pause marker
+// written while the container still runs (a pause cut short before the
+// stop, or a resume cut short after the start), and a stopped container
+// with the marker (a pause cut short after the stop, before the gateway
+// took note, or a resume cut short before the start).
+func TestPauseCrashPoints(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		stopped bool // the container was stopped before the crash
+	}{
+		{name: "marked, still running", stopped: false},
+		{name: "marked and stopped", stopped: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tg := startGateway(t, nil)
+			c := modernClient(t, tg.URL)
+			id := structuredAs[map[string]any](t, mustOK(t, "sandbox_create", call(t, c, "sandbox_create", nil)))["sandbox_id"].(string)
+			mustOK(t, "write_file", call(t, c, "write_file", map[string]any{"sandbox_id": id, "path": "kept.txt", "content": "kept"}))
+			if err := os.WriteFile(filepath.Join(tg.VarDir, "sockets", id, "paused"), nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if tc.stopped {
+				stopContainer(t, tg.containers(t)[0].ContainerID)
+			}
+			tg.crash()
+			tg2 := restart(t, tg)
+			want := "running"
+			if tc.stopped {
+				want = sandbox.StatePaused
+			}
+			if left := tg2.listed(t); len(left) != 1 || left[0].ID != id || left[0].State != want {
+				t.Fatalf("after the restart: %+v; want sandbox %s alone, %s", left, id, want)
+			}
+			c2 := modernClient(t, tg2.URL)
+			res := mustOK(t, "read_file", call(t, c2, "read_file", map[string]any{"sandbox_id": id, "path": "kept.txt"}))
+			if text(res) != "kept" || strings.Contains(allText(res), "was paused") != tc.stopped {
+				t.Fatalf("read_file after the restart: %q; want the file, with a resume note only if it was stopped", allText(res))
+			}
+			if left := tg2.containers(t); len(left) != 1 || left[0].State != "running" {
+				t.Fatalf("containers after the call: %+v; want one, running", left)
+			}
+		})
+	}
+}
+
+// stopContainer stops a container through the engine, as a pause does.
+func stopContainer(t *testing.T, id string) {
+	t.Helper()
+	cli, err := dockerapi.NewClientWithOpts(dockerapi.FromEnv, dockerapi.WithAPIVersionNegotiation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	if err := cli.ContainerStop(t.Context(), id, container.StopOptions{}); err != nil {
+		t.Fatal(err)
 	}
 }
