@@ -22,6 +22,8 @@ var (
 	// ErrCannotPause: this provider, or this host, cannot pause the
 	// sandbox without losing what pausing keeps (its workspace).
 	ErrCannotPause = errors.New("sandbox cannot be paused here")
+	// ErrNoSnapshot: no such snapshot (Snapshotter, Spec.Snapshot).
+	ErrNoSnapshot = errors.New("no such snapshot")
 	// ErrClaimed: a pooled sandbox was claimed already (PoolClaims), or
 	// is not a pooled sandbox at all.
 	ErrClaimed = errors.New("pooled sandbox claimed already")

@@ -98,6 +98,9 @@ type Spec struct {
 	// Lifecycle is what its creator asked to happen when its timeout
 	// ends; stored, never read, by the provider.
 	Lifecycle Lifecycle
+	// Snapshot, when set, names the snapshot (Snapshotter) whose files
+	// the new sandbox's workspace starts with, instead of none.
+	Snapshot string
 }
 
 // Lifecycle is what an E2B creator asked for at its sandbox's timeout:
@@ -303,6 +306,23 @@ type Pauser interface {
 	// sandbox that is neither (its runner died) is ErrNotPaused:
 	// Recreate replaces it.
 	Resume(ctx context.Context, id string) (Sandbox, error)
+}
+
+// Snapshotter is implemented by providers that can copy a sandbox's
+// workspace into an immutable snapshot while it runs (or is paused) and
+// start new sandboxes from one (Spec.Snapshot). Snapshot ids are chosen
+// by the caller, as sandbox ids are; who may use a snapshot is the
+// gateway's to record.
+type Snapshotter interface {
+	// Snapshot copies sandbox id's workspace, consistent as of one
+	// instant, into new snapshot snap and returns the bytes it takes on
+	// disk. The sandbox's writers wait while it is taken; on failure
+	// (a full disk) nothing of the snapshot is left and the sandbox
+	// runs on.
+	Snapshot(ctx context.Context, id, snap string) (int64, error)
+	// DeleteSnapshot removes snapshot snap; a missing one is
+	// ErrNoSnapshot.
+	DeleteSnapshot(ctx context.Context, snap string) error
 }
 
 // StatePaused is the Info.State of a paused sandbox (Pauser).

@@ -17,6 +17,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/sandgate/sandgate/sandbox"
+	"github.com/sandgate/sandgate/sandbox/workspace"
 )
 
 const (
@@ -53,7 +54,18 @@ func (p *Provider) Create(ctx context.Context, spec sandbox.Spec) (_ sandbox.San
 		}
 	}()
 	host := HostPaths{SocketDir: dir}
-	if p.ws.Durable() {
+	switch {
+	case spec.Snapshot != "" && !p.ws.Durable():
+		return nil, fmt.Errorf("create sandbox %s from snapshot %s: %w: this host keeps workspaces in memory", id, spec.Snapshot, sandbox.ErrNoSnapshot)
+	case spec.Snapshot != "":
+		if host.Workspace, err = p.ws.CreateFromSnapshot(ctx, id, spec.Snapshot); err != nil {
+			if errors.Is(err, workspace.ErrNoSnapshot) {
+				err = fmt.Errorf("%w: %w", sandbox.ErrNoSnapshot, err)
+			}
+			return nil, err
+		}
+		made.workspace = true
+	case p.ws.Durable():
 		lim := spec.Limits.WithDefaults()
 		if host.Workspace, err = p.ws.Create(ctx, id, lim.WorkspaceBytes); err != nil {
 			return nil, err

@@ -99,6 +99,15 @@ func Conformance(t *testing.T, newProvider func(t *testing.T) sandbox.Provider, 
 		}
 		testPause(t, p, pz, image)
 	})
+	t.Run("SnapshotCopiesWorkspace", func(t *testing.T) {
+		t.Parallel()
+		p := newProvider(t)
+		sn, ok := p.(sandbox.Snapshotter)
+		if !ok {
+			t.Skipf("%T cannot snapshot a sandbox (no sandbox.Snapshotter)", p)
+		}
+		testSnapshot(t, p, sn, image)
+	})
 	t.Run("Recorder", func(t *testing.T) {
 		t.Parallel()
 		p := newProvider(t)
@@ -282,6 +291,48 @@ func testPause(t *testing.T, p sandbox.Provider, pz sandbox.Pauser, image string
 	}
 	if err := pz.Pause(ctx, id); !errors.Is(err, sandbox.ErrNotFound) {
 		t.Errorf("Pause after Remove: err = %v, want ErrNotFound", err)
+	}
+}
+
+// testSnapshot snapshots a running sandbox's workspace: a sandbox
+// created from the snapshot starts with the files written before it and
+// not those written after, the original runs on, and a deleted snapshot
+// is gone.
+func testSnapshot(t *testing.T, p sandbox.Provider, sn sandbox.Snapshotter, image string) {
+	ctx := t.Context()
+	sb := create(t, p, spec(image))
+	call(t, sb, protocol.OpFileWrite, protocol.WriteRequest{Path: "before.txt", Content: "before"}, nil)
+	snap := "snap" + randomHex(8)
+	n, err := sn.Snapshot(ctx, sb.ID(), snap)
+	if err != nil {
+		t.Fatalf("Snapshot(%s): %v", sb.ID(), err)
+	}
+	t.Cleanup(func() { _ = sn.DeleteSnapshot(context.Background(), snap) })
+	if n <= 0 {
+		t.Errorf("Snapshot reports %d bytes on disk", n)
+	}
+	call(t, sb, protocol.OpFileWrite, protocol.WriteRequest{Path: "after.txt", Content: "after"}, nil)
+	s := spec(image)
+	s.Snapshot = snap
+	copied := create(t, p, s)
+	var got protocol.ReadResult
+	call(t, copied, protocol.OpFileRead, protocol.ReadRequest{Path: "before.txt"}, &got)
+	if got.Content != "before" {
+		t.Errorf("before.txt in the sandbox made from the snapshot = %q, want the file written before it", got.Content)
+	}
+	got = protocol.ReadResult{}
+	call(t, copied, protocol.OpFileRead, protocol.ReadRequest{Path: "after.txt"}, &got)
+	if got.Content != "" {
+		t.Errorf("after.txt, written after the snapshot, is in the copy: %q", got.Content)
+	}
+	if err := sn.DeleteSnapshot(ctx, snap); err != nil {
+		t.Fatalf("DeleteSnapshot: %v", err)
+	}
+	if err := sn.DeleteSnapshot(ctx, snap); !errors.Is(err, sandbox.ErrNoSnapshot) {
+		t.Errorf("DeleteSnapshot of a deleted snapshot: %v, want ErrNoSnapshot", err)
+	}
+	if _, err := p.Create(ctx, s); !errors.Is(err, sandbox.ErrNoSnapshot) {
+		t.Errorf("Create from a deleted snapshot: %v, want ErrNoSnapshot", err)
 	}
 }
 

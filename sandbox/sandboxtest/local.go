@@ -68,7 +68,8 @@ const localReadyTimeout = 30 * time.Second
 var (
 	_ sandbox.Provider = (*Local)(nil)
 	_ sandbox.Recorder = (*Local)(nil)
-	_ sandbox.Pauser   = (*Local)(nil)
+	_ sandbox.Pauser      = (*Local)(nil)
+	_ sandbox.Snapshotter = (*Local)(nil)
 )
 
 // NewLocal returns a Local that knows the given image names (LocalImage
@@ -116,7 +117,12 @@ func (l *Local) Create(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox,
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create sandbox %s: %w", spec.ID, err)
 	}
-	if err := os.MkdirAll(filepath.Join(dir, "workspace"), 0o755); err != nil {
+	if spec.Snapshot != "" {
+		if err := copyTree(l.snapshotDir(spec.Snapshot), filepath.Join(dir, "workspace")); err != nil {
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("create sandbox %s from snapshot %s: %w", spec.ID, spec.Snapshot, err)
+		}
+	} else if err := os.MkdirAll(filepath.Join(dir, "workspace"), 0o755); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
@@ -257,6 +263,53 @@ func (l *Local) Resume(ctx context.Context, id string) (sandbox.Sandbox, error) 
 	l.boxes[id] = fresh
 	l.mu.Unlock()
 	return &localHandle{l: l, info: l.record(id, fresh.info), sock: fresh.sock()}, nil
+}
+
+// Snapshot copies sandbox id's workspace directory (not atomically: the
+// test provider freezes nothing).
+func (l *Local) Snapshot(_ context.Context, id, snap string) (int64, error) {
+	b := l.box(id)
+	if b == nil {
+		return 0, fmt.Errorf("snapshot sandbox %s: %w", id, sandbox.ErrNotFound)
+	}
+	if strings.ContainsAny(snap, "/.") || snap == "" {
+		return 0, fmt.Errorf("snapshot %q: not an id", snap)
+	}
+	dst := l.snapshotDir(snap)
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+		return 0, err
+	}
+	if _, err := os.Lstat(dst); err == nil {
+		return 0, fmt.Errorf("snapshot %s exists", snap)
+	}
+	if err := copyTree(filepath.Join(b.dir, "workspace"), dst); err != nil {
+		os.RemoveAll(dst)
+		return 0, fmt.Errorf("snapshot sandbox %s: %w", id, err)
+	}
+	return diskBytes(dst), nil
+}
+
+// DeleteSnapshot removes snapshot snap's copy.
+func (l *Local) DeleteSnapshot(_ context.Context, snap string) error {
+	dst := l.snapshotDir(snap)
+	if _, err := os.Lstat(dst); err != nil || strings.ContainsAny(snap, "/.") || snap == "" {
+		return fmt.Errorf("delete snapshot %s: %w", snap, sandbox.ErrNoSnapshot)
+	}
+	return os.RemoveAll(dst)
+}
+
+func (l *Local) snapshotDir(snap string) string { return filepath.Join(l.root, "_snapshots", snap) }
+
+// copyTree copies directory src to dst (which must not exist), modes
+// and symlinks kept.
+func copyTree(src, dst string) error {
+	if _, err := os.Lstat(src); err != nil {
+		return fmt.Errorf("%w: %w", sandbox.ErrNoSnapshot, err)
+	}
+	if out, err := exec.Command("cp", "-a", src, dst).CombinedOutput(); err != nil {
+		return fmt.Errorf("cp -a: %v: %s", err, out)
+	}
+	return nil
 }
 
 // diskBytes is the disk the files under dir have allocated.
