@@ -52,6 +52,10 @@ type Config struct {
 	PausedRetention         time.Duration
 	MaxPausedPerTenant      int
 	MaxPausedBytesPerTenant int64
+	// MaxSnapshotsPerTenant (default 100) and MaxSnapshotBytesPerTenant
+	// (default 20 GiB) bound one tenant's snapshots.
+	MaxSnapshotsPerTenant     int
+	MaxSnapshotBytesPerTenant int64
 	// Categories enables tool categories (files, exec, code, sandbox,
 	// audit, browser); empty means all. DisabledTools removes single tools by name
 	// and EnabledTools, when not empty, keeps only the named tools.
@@ -174,6 +178,12 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.MaxPausedBytesPerTenant == 0 {
 		c.MaxPausedBytesPerTenant = DefaultMaxPausedBytesPerTenant
+	}
+	if c.MaxSnapshotsPerTenant == 0 {
+		c.MaxSnapshotsPerTenant = DefaultMaxSnapshotsPerTenant
+	}
+	if c.MaxSnapshotBytesPerTenant == 0 {
+		c.MaxSnapshotBytesPerTenant = DefaultMaxSnapshotBytesPerTenant
 	}
 	if c.ReconcileInterval == 0 {
 		c.ReconcileInterval = time.Minute
@@ -312,14 +322,17 @@ func (c Config) tools() tools.Config {
 
 // Defaults of the paused sandboxes' retention and quotas.
 const (
-	DefaultPausedRetention               = 7 * 24 * time.Hour
-	DefaultMaxPausedPerTenant            = 100
-	DefaultMaxPausedBytesPerTenant int64 = 20 << 30
+	DefaultPausedRetention                 = 7 * 24 * time.Hour
+	DefaultMaxPausedPerTenant              = 100
+	DefaultMaxPausedBytesPerTenant   int64 = 20 << 30
+	DefaultMaxSnapshotsPerTenant           = 100
+	DefaultMaxSnapshotBytesPerTenant int64 = 20 << 30
 )
 
 func (c Config) fleet() fleet.Config {
 	return fleet.Config{VarDir: c.VarDir, Image: c.Image, Pool: c.Pool, Limits: c.Limits,
 		MaxSandboxesPerTenant: c.MaxSandboxesPerTenant, OnIdle: c.OnIdle, PausedRetention: c.PausedRetention,
-		MaxPausedPerTenant: c.MaxPausedPerTenant, MaxPausedBytesPerTenant: c.MaxPausedBytesPerTenant, ReconcileInterval: c.ReconcileInterval, ReconcileGrace: c.ReconcileGrace,
+		MaxPausedPerTenant: c.MaxPausedPerTenant, MaxPausedBytesPerTenant: c.MaxPausedBytesPerTenant,
+		MaxSnapshotsPerTenant: c.MaxSnapshotsPerTenant, MaxSnapshotBytesPerTenant: c.MaxSnapshotBytesPerTenant, ReconcileInterval: c.ReconcileInterval, ReconcileGrace: c.ReconcileGrace,
 		EgressPolicy: c.Egress.Policy, EgressLimits: c.Egress.Limits, Replicated: c.Replicated}
 }

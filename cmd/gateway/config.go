@@ -61,7 +61,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	g := &c.Gateway
 	d := sandbox.DefaultLimits
 	memory, wsSize, tmp := byteSize(d.MemoryBytes), byteSize(d.WorkspaceBytes), byteSize(d.TmpBytes)
-	pausedBytes := byteSize(gateway.DefaultMaxPausedBytesPerTenant)
+	pausedBytes, snapshotBytes := byteSize(gateway.DefaultMaxPausedBytesPerTenant), byteSize(gateway.DefaultMaxSnapshotBytesPerTenant)
 	var images, categories, enable, disable, origins, level string
 	var egressAllow, egressPolicy, pools string
 	var poolSize int
@@ -103,6 +103,8 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&g.PausedRetention, "paused-retention", gateway.DefaultPausedRetention, "destroy a sandbox paused this long")
 	fs.IntVar(&g.MaxPausedPerTenant, "max-paused", gateway.DefaultMaxPausedPerTenant, "paused sandboxes one tenant may keep")
 	fs.Var(&pausedBytes, "max-paused-bytes", "disk the paused sandboxes of one tenant may take, e.g. 20GiB")
+	fs.IntVar(&g.MaxSnapshotsPerTenant, "max-snapshots", gateway.DefaultMaxSnapshotsPerTenant, "snapshots one tenant may keep")
+	fs.Var(&snapshotBytes, "max-snapshot-bytes", "disk the snapshots of one tenant may take, e.g. 20GiB")
 	fs.IntVar(&g.ToolCallsPerMinute, "calls-per-minute", 600, "tool calls one tenant may make per minute")
 	fs.StringVar(&categories, "tools", "", "comma-separated tool categories to enable (files,exec,code,sandbox,audit,browser,network,custom; default all)")
 	fs.StringVar(&enable, "enable-tools", "", "comma-separated tool names; when set only these are served")
@@ -147,7 +149,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 		return c, err
 	}
 	g.Limits.MemoryBytes, g.Limits.WorkspaceBytes, g.Limits.TmpBytes = int64(memory), int64(wsSize), int64(tmp)
-	g.MaxPausedBytesPerTenant = int64(pausedBytes)
+	g.MaxPausedBytesPerTenant, g.MaxSnapshotBytesPerTenant = int64(pausedBytes), int64(snapshotBytes)
 	c.WorkspaceBackend = workspace.Backend(backend)
 	g.Egress.Limits.BytesPerMinute = int64(egressBytes)
 	if err := c.Kube.check(); err != nil {

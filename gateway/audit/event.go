@@ -19,6 +19,8 @@ const (
 	KindSandboxReplace Kind = "sandbox.replace" // a dead or unresponsive sandbox got a new container (workspace kept where durable)
 	KindSandboxPause   Kind = "sandbox.pause"   // a sandbox was paused: its processes ended, its workspace kept; Summary's reason says why
 	KindSandboxResume  Kind = "sandbox.resume"  // a paused sandbox was started again; Summary's reason says why
+	KindSnapshotCreate Kind = "snapshot.create" // a sandbox's workspace was copied into a snapshot; Summary names it
+	KindSnapshotDelete Kind = "snapshot.delete" // a snapshot was deleted; Summary says why
 	KindToolStart      Kind = "tool.start"      // a tool call passed the scope check and is about to run
 	KindToolEnd        Kind = "tool.end"        // a tool call finished; Outcome says how
 	KindToolDenied     Kind = "tool.denied"     // a tool call was refused; DenyReason says why
@@ -28,7 +30,7 @@ const (
 // Valid reports whether k is one of the kinds declared in this package.
 func (k Kind) Valid() bool {
 	switch k {
-	case KindSessionStart, KindSessionEnd, KindSandboxCreate, KindSandboxDestroy, KindSandboxReplace, KindSandboxPause, KindSandboxResume,
+	case KindSessionStart, KindSessionEnd, KindSandboxCreate, KindSandboxDestroy, KindSandboxReplace, KindSandboxPause, KindSandboxResume, KindSnapshotCreate, KindSnapshotDelete,
 		KindToolStart, KindToolEnd, KindToolDenied, KindEgress:
 		return true
 	}

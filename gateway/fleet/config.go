@@ -34,6 +34,10 @@ type Config struct {
 	// paused sandboxes: how many, and what they take on disk (0: none).
 	MaxPausedPerTenant      int
 	MaxPausedBytesPerTenant int64
+	// MaxSnapshotsPerTenant and MaxSnapshotBytesPerTenant bound one
+	// tenant's snapshots (0: none).
+	MaxSnapshotsPerTenant     int
+	MaxSnapshotBytesPerTenant int64
 	// ReconcileInterval is how often the fleet compares itself with the
 	// provider; ReconcileGrace is how old an unknown sandbox must be
 	// before it is removed.
@@ -62,6 +66,9 @@ func (c Config) NetworkDir() string { return filepath.Join(c.VarDir, "network") 
 
 // DeadlineDir holds a single gateway's per-sandbox E2B deadlines.
 func (c Config) DeadlineDir() string { return filepath.Join(c.VarDir, "deadline") }
+
+// SnapshotDir holds the snapshots' records (snapshots.go).
+func (c Config) SnapshotDir() string { return filepath.Join(c.VarDir, "snapshots") }
 
 // Pooling reports whether c keeps any warm pool.
 func (c Config) Pooling() bool {

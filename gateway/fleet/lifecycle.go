@@ -111,6 +111,7 @@ func (m *Fleet) Reconcile(ctx context.Context) error {
 		return err
 	}
 	m.records.adoptAll(ctx, infos)
+	m.rollBackSnapshots(ctx)
 	return nil
 }
 

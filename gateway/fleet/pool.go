@@ -526,7 +526,9 @@ func (s poolSizes) Collect(ch chan<- prometheus.Metric) {
 // sandbox's open runner connection (nil for a new one). A pooled sandbox
 // stays held by the pool until the caller calls m.pool.release(sb.ID()).
 func (m *Fleet) startSandbox(ctx context.Context, spec sandbox.Spec) (sb sandbox.Sandbox, runner *protocol.Client, source string, err error) {
-	if m.pool.serves(spec.Image) {
+	// A pooled sandbox's workspace is empty: one made from a snapshot is
+	// made fresh.
+	if m.pool.serves(spec.Image) && spec.Snapshot == "" {
 		if r, ok := m.pool.take(spec.Image); ok {
 			info, err := m.claim(ctx, r.sb, spec)
 			if err == nil {

@@ -46,6 +46,7 @@ type Fleet struct {
 	creating  map[string]chan struct{} // session → closed when its first create finishes
 	reserved  map[string]int           // tenant → creations in flight, counted against the quota
 	pausing   map[string]pausedUse     // tenant → pauses in flight, counted against the paused quota
+	snapshots snapshotBook
 	pending   map[string]bool          // sandbox ids being created; reconciliation leaves them alone
 }
 
@@ -192,11 +193,21 @@ type Spec struct {
 	Template  string
 	Metadata  map[string]string
 	Lifecycle sandbox.Lifecycle
+	// Snapshot, when set, is the id of a snapshot of the caller's tenant
+	// whose files the sandbox starts with; its image is the snapshot's.
+	Snapshot string
 }
 
 // CreateBox is create of a sandbox that may be a client's default.
 func (m *Fleet) CreateBox(ctx context.Context, p identity.Identity, n Spec) (*Box, error) {
 	session, image, allow := n.Session, n.Image, n.Allow
+	if n.Snapshot != "" {
+		snap, err := m.SnapshotFor(p, n.Snapshot)
+		if err != nil {
+			return nil, err
+		}
+		image = snap.Image
+	}
 	release, err := m.reserve(ctx, p.Tenant)
 	if err != nil {
 		return nil, err
@@ -207,7 +218,7 @@ func (m *Fleet) CreateBox(ctx context.Context, p identity.Identity, n Spec) (*Bo
 	// knows the container being made is ours before Create returns.
 	spec := sandbox.Spec{ID: newSandboxID(), Image: image, Limits: m.cfg.Limits, Owner: p.Digest(), Session: session,
 		Client: n.Client, Tenant: p.Tenant, Network: allow.Strings(), ExpiresAt: now.Add(m.cfg.Limits.MaxLifetime),
-		Template: n.Template, Metadata: n.Metadata, Lifecycle: n.Lifecycle}
+		Template: n.Template, Metadata: n.Metadata, Lifecycle: n.Lifecycle, Snapshot: n.Snapshot}
 	m.setPending(spec.ID, true)
 	defer m.setPending(spec.ID, false)
 	sb, runner, source, err := m.startSandbox(ctx, spec)

@@ -15,8 +15,9 @@ import (
 )
 
 type sandboxCreateArgs struct {
-	Image   string       `json:"image,omitempty" jsonschema:"Image to start (default: the gateway's default image). Must be one the operator allowed."`
-	Network *networkArgs `json:"network,omitempty" jsonschema:"Network access through the sandbox's egress proxy. Omit it for your tenant's default allowlist; {\"allow\": []} for none."`
+	Image    string       `json:"image,omitempty" jsonschema:"Image to start (default: the gateway's default image). Must be one the operator allowed."`
+	Snapshot string       `json:"snapshot,omitempty" jsonschema:"Snapshot id (sandbox_snapshot, snapshot_list) whose /workspace the sandbox starts with; its image is the snapshot's."`
+	Network  *networkArgs `json:"network,omitempty" jsonschema:"Network access through the sandbox's egress proxy. Omit it for your tenant's default allowlist; {\"allow\": []} for none."`
 }
 
 type networkArgs struct {
@@ -92,6 +93,9 @@ func runSandboxCreate(ctx context.Context, c *call) (*mcpapi.CallToolResult, err
 	if err != nil {
 		return nil, err
 	}
+	if a.Snapshot != "" && a.Image != "" {
+		return nil, fmt.Errorf("pass image or snapshot, not both: a sandbox made from a snapshot runs the snapshot's image")
+	}
 	image := a.Image
 	if image == "" {
 		image = c.g.cfg.Image
@@ -105,7 +109,7 @@ func runSandboxCreate(ctx context.Context, c *call) (*mcpapi.CallToolResult, err
 			return nil, err
 		}
 	}
-	b, err := c.g.boxes.Create(ctx, c.p, c.session, image, allow)
+	b, err := c.g.boxes.CreateBox(ctx, c.p, fleet.Spec{Session: c.session, Image: image, Allow: allow, Snapshot: a.Snapshot})
 	if err != nil {
 		return nil, err
 	}

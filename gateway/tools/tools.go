@@ -44,29 +44,33 @@ type toolDef struct {
 // table, so what a scope grants can be read in one place; toolDefs panics
 // on a tool missing from it.
 var requiredScopes = map[string][]string{
-	"read_file":       {auth.ScopeFilesRead},
-	"list_directory":  {auth.ScopeFilesRead},
-	"file_info":       {auth.ScopeFilesRead},
-	"search_files":    {auth.ScopeFilesRead},
-	"search_code":     {auth.ScopeFilesRead},
-	"write_file":      {auth.ScopeFilesWrite},
-	"edit_file":       {auth.ScopeFilesWrite},
-	"make_directory":  {auth.ScopeFilesWrite},
-	"move_path":       {auth.ScopeFilesWrite},
-	"remove_path":     {auth.ScopeFilesWrite},
-	"run_shell":       {auth.ScopeExec},
-	"run_code":        {auth.ScopeExec},
-	"process_list":    {auth.ScopeExec},
-	"process_output":  {auth.ScopeExec},
-	"process_kill":    {auth.ScopeExec},
-	"process_input":   {auth.ScopeExec},
-	"sandbox_create":  {auth.ScopeExec},
-	"sandbox_info":    {auth.ScopeExec},
-	"sandbox_destroy": {auth.ScopeExec},
-	"sandbox_pause":   {auth.ScopeExec},
-	"sandbox_resume":  {auth.ScopeExec},
-	"sandbox_network": {auth.ScopeExec},
-	"audit_log":       {auth.ScopeAudit},
+	"read_file":        {auth.ScopeFilesRead},
+	"list_directory":   {auth.ScopeFilesRead},
+	"file_info":        {auth.ScopeFilesRead},
+	"search_files":     {auth.ScopeFilesRead},
+	"search_code":      {auth.ScopeFilesRead},
+	"write_file":       {auth.ScopeFilesWrite},
+	"edit_file":        {auth.ScopeFilesWrite},
+	"make_directory":   {auth.ScopeFilesWrite},
+	"move_path":        {auth.ScopeFilesWrite},
+	"remove_path":      {auth.ScopeFilesWrite},
+	"run_shell":        {auth.ScopeExec},
+	"run_code":         {auth.ScopeExec},
+	"process_list":     {auth.ScopeExec},
+	"process_output":   {auth.ScopeExec},
+	"process_kill":     {auth.ScopeExec},
+	"process_input":    {auth.ScopeExec},
+	"sandbox_create":   {auth.ScopeExec},
+	"sandbox_info":     {auth.ScopeExec},
+	"sandbox_destroy":  {auth.ScopeExec},
+	"sandbox_pause":    {auth.ScopeExec},
+	"sandbox_resume":   {auth.ScopeExec},
+	"sandbox_network":  {auth.ScopeExec},
+	"sandbox_snapshot": {auth.ScopeExec},
+	"snapshot_list":    {auth.ScopeExec},
+	"snapshot_delete":  {auth.ScopeExec},
+	"sandbox_fork":     {auth.ScopeExec},
+	"audit_log":        {auth.ScopeAudit},
 
 	"browser_navigate":         {auth.ScopeBrowser},
 	"browser_navigate_back":    {auth.ScopeBrowser},
@@ -103,6 +107,7 @@ func toolDefs() []toolDef {
 	defs = append(defs, codeTools()...)
 	defs = append(defs, notebookTools()...)
 	defs = append(defs, sandboxTools()...)
+	defs = append(defs, snapshotTools()...)
 	defs = append(defs, auditTools()...)
 	defs = append(defs, browserTools()...)
 	defs = append(defs, browserNetTools()...)
