@@ -47,7 +47,7 @@ type Fleet struct {
 	reserved  map[string]int           // tenant → creations in flight, counted against the quota
 	pausing   map[string]pausedUse     // tenant → pauses in flight, counted against the paused quota
 	snapshots snapshotBook
-	pending   map[string]bool          // sandbox ids being created; reconciliation leaves them alone
+	pending   map[string]bool // sandbox ids being created; reconciliation leaves them alone
 }
 
 // New builds the fleet of provider p: sandboxes audited to sink, egress

@@ -108,7 +108,9 @@ func (m *Fleet) snapshotRecords() []SnapshotRecord {
 		}
 		out = append(out, r)
 	}
-	slices.SortFunc(out, func(a, b SnapshotRecord) int { return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID)) })
+	slices.SortFunc(out, func(a, b SnapshotRecord) int {
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
+	})
 	return out
 }
 

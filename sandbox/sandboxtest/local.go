@@ -66,8 +66,8 @@ const LocalImage = "sandgate/base:latest"
 const localReadyTimeout = 30 * time.Second
 
 var (
-	_ sandbox.Provider = (*Local)(nil)
-	_ sandbox.Recorder = (*Local)(nil)
+	_ sandbox.Provider    = (*Local)(nil)
+	_ sandbox.Recorder    = (*Local)(nil)
 	_ sandbox.Pauser      = (*Local)(nil)
 	_ sandbox.Snapshotter = (*Local)(nil)
 )
