@@ -41,6 +41,8 @@ var noteArgs = map[string]struct {
 	"sandbox_network":     {args: map[string]any{}},
 	"sandbox_pause":       {args: map[string]any{}},
 	"sandbox_resume":      {args: map[string]any{}, pause: true},
+	"sandbox_snapshot":    {args: map[string]any{"name": "note"}},
+	"sandbox_fork":        {args: map[string]any{"count": 1}},
 	"process_list":        {args: map[string]any{}},
 	"process_output":      {args: map[string]any{"process_id": "no-such-process"}},
 	"process_input":       {args: map[string]any{"process_id": "no-such-process", "data": "x"}},
@@ -193,5 +195,10 @@ var digits = regexp.MustCompile(`[0-9]+`)
 // normalise makes two answers of one call comparable: the sandbox id it
 // ran in, and every number (times, sizes, use), read as placeholders.
 func normalise(s, id string) string {
-	return digits.ReplaceAllString(strings.ReplaceAll(s, id, "SANDBOX"), "0")
+	// Other ids the call made (a snapshot's, a fork's) differ between
+	// the two calls too.
+	return digits.ReplaceAllString(otherIDs.ReplaceAllString(strings.ReplaceAll(s, id, "SANDBOX"), "ID"), "0")
 }
+
+// otherIDs matches the 128-bit hex ids the gateway makes.
+var otherIDs = regexp.MustCompile(`\b[0-9a-f]{32}\b`)

@@ -106,7 +106,7 @@ func TestE2BSDK(t *testing.T) {
 				}
 			}
 			for _, want := range []string{"e2b.sandbox.create", "e2b.process.Start", "e2b.files.upload", "e2b.files.download", "e2b.interpreter.execute", "e2b.sandbox.kill",
-				"e2b.sandbox.pause", "e2b.sandbox.connect"} {
+				"e2b.sandbox.pause", "e2b.sandbox.connect", "e2b.sandbox.snapshot", "e2b.snapshot.delete"} {
 				if want == "e2b.interpreter.execute" && v.interpreter == "-" {
 					continue
 				}

@@ -142,7 +142,8 @@ func documentedToolScope(name string) string {
 		return auth.ScopeFilesWrite
 	case name == "run_shell", name == "run_code", name == "interpreter_restart", name == "run_notebook", strings.HasPrefix(name, "process_"),
 		name == "sandbox_create", name == "sandbox_info", name == "sandbox_network", name == "sandbox_pause", name == "sandbox_resume",
-		name == "sandbox_destroy", name == "http_request":
+		name == "sandbox_destroy", name == "sandbox_snapshot", name == "snapshot_list", name == "snapshot_delete", name == "sandbox_fork",
+		name == "http_request":
 		return auth.ScopeExec
 	case strings.HasPrefix(name, "browser_"), name == "matrix_custom":
 		return auth.ScopeBrowser

@@ -36,6 +36,19 @@ type Backend interface {
 	// SetNetwork replaces the sandbox's egress allowlist (within what the
 	// operator allows the caller's tenant).
 	SetNetwork(ctx context.Context, id string, allow []string) (Sandbox, error)
+	// CreateSnapshot copies one of the caller's sandboxes' files into a
+	// new snapshot named name ("" for a generated name).
+	CreateSnapshot(ctx context.Context, id, name string) (Snapshot, error)
+	// ListSnapshots lists the caller's tenant's snapshots, oldest first,
+	// of sandbox sandboxID and named name when those are set.
+	ListSnapshots(ctx context.Context, sandboxID, name string) ([]Snapshot, error)
+	// DeleteSnapshot deletes one of the caller's tenant's snapshots (by
+	// id or name); any other is sandbox.ErrNoSnapshot.
+	DeleteSnapshot(ctx context.Context, id string) error
+	// Fork makes count sandboxes from one of the caller's, each with
+	// its files as they are now and the timeout given (0: the default);
+	// one that could not be made has its Err.
+	Fork(ctx context.Context, id string, count int, timeout time.Duration) ([]Forked, error)
 	// Metrics samples the sandbox's resource use now.
 	Metrics(ctx context.Context, id string) (Metrics, error)
 
@@ -80,6 +93,20 @@ type Sandbox struct {
 	// AccessToken authorises data-plane requests for this sandbox with
 	// the scopes its holder was granted; only its owner ever sees it.
 	AccessToken string
+}
+
+// Snapshot is a snapshot as the API reports it: its id, which
+// Sandbox.create takes as a template, and its names (the one it was
+// given).
+type Snapshot struct {
+	ID    string
+	Names []string
+}
+
+// Forked is one sandbox of a fork, or why it could not be made.
+type Forked struct {
+	Sandbox Sandbox
+	Err     error
 }
 
 // Runner runs operations in one sandbox for the data plane.

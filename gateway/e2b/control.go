@@ -30,6 +30,10 @@ func (a *API) controlRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /v2/sandboxes/{id}/connect", a.connect)
 	mux.HandleFunc("POST /sandboxes/{id}/resume", a.connect)
 	mux.HandleFunc("GET /sandboxes/{id}/metrics", a.metrics)
+	mux.HandleFunc("POST /sandboxes/{id}/snapshots", a.createSnapshot)
+	mux.HandleFunc("GET /snapshots", a.listSnapshots)
+	mux.HandleFunc("DELETE /templates/{id}", a.deleteSnapshot)
+	mux.HandleFunc("POST /sandboxes/{id}/fork", a.fork)
 	a.unsupportedRoutes(mux)
 }
 

@@ -7,10 +7,6 @@ import "net/http"
 // an SDK would report as "sandbox not found".
 func (a *API) unsupportedRoutes(mux *http.ServeMux) {
 	for pattern, msg := range map[string]string{
-		"POST /sandboxes/{id}/snapshots": "snapshots are not supported",
-		"/snapshots":                     "snapshots are not supported",
-		"/snapshots/":                    "snapshots are not supported",
-		"POST /sandboxes/{id}/fork":      "forking sandboxes is not supported: create a new one",
 		"GET /sandboxes/{id}/logs":       "sandbox logs are not served here: read a command's output from its handle, or the audit log",
 		"GET /v2/sandboxes/{id}/logs":    "sandbox logs are not served here: read a command's output from its handle, or the audit log",
 		"/templates":                     "building templates is not supported: the operator chooses images (gateway --images) and template aliases",

@@ -71,8 +71,14 @@ func (e e2bBackend) Create(ctx context.Context, req e2b.CreateRequest) (e2b.Sand
 	var out e2b.Sandbox
 	err := e.control(ctx, "sandbox.create", map[string]any{"template": req.Template}, nil, func(ctx context.Context, p identity.Identity) error {
 		image, err := e.image(req.Template)
+		var snapshot string
 		if err != nil {
-			return err
+			// A snapshot of the caller's tenant is a template too.
+			snap, serr := e.snapshot(p, req.Template)
+			if serr != nil {
+				return err
+			}
+			image, snapshot = snap.Image, snap.ID
 		}
 		allow := e.g.boxes.DefaultAllow(p.Tenant)
 		if req.Allow != nil {
@@ -88,7 +94,7 @@ func (e e2bBackend) Create(ctx context.Context, req e2b.CreateRequest) (e2b.Sand
 			return fmt.Errorf("lifecycle.onTimeout 'pause': %w", fleet.ErrCannotPause)
 		}
 		b, err := e.g.boxes.CreateBox(ctx, p, fleet.Spec{Image: image, Allow: allow, Template: cmp.Or(req.Template, "base"), Metadata: req.Metadata,
-			Lifecycle: lifecycle})
+			Lifecycle: lifecycle, Snapshot: snapshot})
 		if err != nil {
 			return categorize(err)
 		}

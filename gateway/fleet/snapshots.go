@@ -40,6 +40,10 @@ var ErrSnapshotQuota = errors.New("snapshot quota reached")
 // cannot take them.
 var ErrCannotSnapshot = errors.New("this gateway cannot snapshot sandboxes (its provider cannot, or it runs as replicas, which do not yet); ask the operator for a single gateway on Docker")
 
+// ErrBadSnapshotRequest is a snapshot name or fork count outside the
+// rules, which the error states.
+var ErrBadSnapshotRequest = errors.New("bad snapshot request")
+
 // snapshotNamePattern bounds snapshot names: no path characters.
 var snapshotNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
 
@@ -165,7 +169,7 @@ func (m *Fleet) Snapshot(ctx context.Context, b *Box, p identity.Identity, name 
 		name = b.ID()[:8] + "-" + now.Format("20060102T150405Z")
 	}
 	if !snapshotNamePattern.MatchString(name) {
-		return SnapshotRecord{}, fmt.Errorf("snapshot name %q: use 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit", name)
+		return SnapshotRecord{}, fmt.Errorf("%w: snapshot name %q: use 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit", ErrBadSnapshotRequest, name)
 	}
 	r := SnapshotRecord{ID: newSandboxID(), Name: name, Tenant: p.Tenant, Owner: p.Digest(), SandboxID: b.ID(), Image: b.Info().Image, CreatedAt: now}
 	if err := m.admitSnapshot(r); err != nil {
@@ -248,7 +252,7 @@ func (m *Fleet) DeleteSnapshot(ctx context.Context, p identity.Identity, id, rea
 // quota, say), and boxes the ones made, in order.
 func (m *Fleet) Fork(ctx context.Context, b *Box, p identity.Identity, count int) (boxes []*Box, errs []error, err error) {
 	if count < 1 || count > MaxForks {
-		return nil, nil, fmt.Errorf("count %d: fork makes 1 to %d sandboxes", count, MaxForks)
+		return nil, nil, fmt.Errorf("%w: count %d: fork makes 1 to %d sandboxes", ErrBadSnapshotRequest, count, MaxForks)
 	}
 	snap, err := m.Snapshot(ctx, b, p, "fork-"+b.ID()[:8]+"-"+time.Now().UTC().Format("20060102T150405.000Z"))
 	if err != nil {

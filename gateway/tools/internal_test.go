@@ -48,7 +48,7 @@ func TestEnabledTools(t *testing.T) {
 		}
 		return out
 	}
-	if got := names(Config{}); len(got) != 45 {
+	if got := names(Config{}); len(got) != 49 {
 		t.Fatalf("default tool set has %d tools: %v", len(got), got)
 	}
 	got := names(Config{Categories: []string{catFiles}, DisabledTools: []string{"write_file", "edit_file", "make_directory", "move_path", "remove_path"}})

@@ -295,6 +295,57 @@ async function pausing() {
   }
 }
 
+// snapshots drives snapshots (every SDK here) and forks (e2b 2.39 and
+// later): a snapshot keeps the files as they were, Sandbox.create takes
+// its id, listSnapshots lists it for its tenant alone, another tenant can
+// neither use nor delete it, a fork copies the files as they are, a
+// count over 100 is refused, and deleteSnapshot answers true then false.
+async function snapshots() {
+  const other = { apiKey: process.env.E2B_OTHER_KEY }
+  const sbx = await Sandbox.create({ timeoutMs: 300_000, metadata: { suite: 'snapshots' } })
+  await sbx.files.write('/workspace/s.txt', 'v1')
+  const snap = await Sandbox.createSnapshot(sbx.sandboxId, { name: 'sdk-v1' })
+  check(typeof snap.snapshotId === 'string' && snap.snapshotId.length > 0, 'createSnapshot gives a snapshot id', snap)
+  await sbx.files.write('/workspace/s.txt', 'v2')
+
+  const from = await Sandbox.create(snap.snapshotId, { timeoutMs: 300_000 })
+  check(await from.files.read('/workspace/s.txt') === 'v1', 'Sandbox.create(snapshotId) starts with the files as they were at the snapshot', false)
+  const mine = await Sandbox.listSnapshots().nextItems()
+  check(mine.some((x) => x.snapshotId === snap.snapshotId), 'listSnapshots lists it', mine)
+  const theirs = await Sandbox.listSnapshots(other).nextItems()
+  check(!theirs.some((x) => x.snapshotId === snap.snapshotId), 'another tenant does not list it', theirs)
+  let foreign
+  try {
+    await Sandbox.create(snap.snapshotId, other)
+  } catch (e) {
+    foreign = e.message
+  }
+  check(foreign !== undefined, 'another tenant cannot create a sandbox from it', foreign)
+  check(await Sandbox.deleteSnapshot(snap.snapshotId, other) === false, 'another tenant cannot delete it', true)
+
+  if (typeof Sandbox.fork === 'function') {
+    const forks = await Sandbox.fork(sbx.sandboxId, { count: 2, timeoutMs: 300_000 })
+    check(forks.length === 2 && forks.every((f) => !(f instanceof Error)), 'fork makes 2 sandboxes', forks.map(String))
+    for (const f of forks.filter((f) => !(f instanceof Error))) {
+      check(await f.files.read('/workspace/s.txt') === 'v2' && f.sandboxId !== sbx.sandboxId, 'a fork has the files as they were when forked, under its own id', f.sandboxId)
+      await f.kill()
+    }
+    let tooMany
+    try {
+      await Sandbox.fork(sbx.sandboxId, { count: 101 })
+    } catch (e) {
+      tooMany = e.message
+    }
+    check(/1 to 100/.test(tooMany ?? ''), 'a fork of 101 is refused', tooMany)
+  }
+
+  check(await Sandbox.deleteSnapshot(snap.snapshotId) === true, 'deleteSnapshot deletes it', false)
+  check(await Sandbox.deleteSnapshot(snap.snapshotId) === false, 'a second deleteSnapshot answers false', true)
+  check(await from.files.read('/workspace/s.txt') === 'v1', 'a sandbox made from a deleted snapshot keeps its files', false)
+  await from.kill()
+  await sbx.kill()
+}
+
 try {
   const sbx = await Sandbox.create({ timeoutMs: 300_000, metadata: { suite: 'sdk' } })
   report.sandboxId = sbx.sandboxId
@@ -308,10 +359,12 @@ try {
 } catch (e) {
   report.failures.push(`create: ${e.name}: ${e.message}`)
 }
-try {
-  await pausing()
-} catch (e) {
-  report.failures.push(`pausing: ${e.name}: ${e.message}`)
+for (const part of [pausing, snapshots]) {
+  try {
+    await part()
+  } catch (e) {
+    report.failures.push(`${part.name}: ${e.name}: ${e.message}`)
+  }
 }
 console.log(JSON.stringify(report, null, 2))
 process.exit(report.failures.length ? 1 : 0)
