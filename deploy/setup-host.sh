@@ -4,7 +4,8 @@
 # builds, docker-compose for the compose deployment, and Go; and for the
 # tests, git (its http-backend and upload-pack serve the egress tests'
 # clones), curl and python3 (the in-process provider's tests run tools
-# on the host). It installs
+# on the host), and xfsprogs (snapshots' copy-on-write path is tested
+# on an XFS volume). It installs
 # only what is missing; as a non-root user it prints the command to run
 # instead. Safe to run repeatedly; `make run` and `make test` call it.
 set -euo pipefail
@@ -20,6 +21,8 @@ command -v go >/dev/null 2>&1 || [ -x /usr/local/go/bin/go ] || missing+=(golang
 command -v curl >/dev/null 2>&1 || missing+=(curl)
 [ -s /etc/ssl/certs/ca-certificates.crt ] || missing+=(ca-certificates) # the gateway image carries the bundle (images/gateway)
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
+# mkfs.xfs: the snapshot tests' copy-on-write path (an XFS volume with reflink).
+command -v mkfs.xfs >/dev/null 2>&1 || [ -x /usr/sbin/mkfs.xfs ] || [ -x /sbin/mkfs.xfs ] || missing+=(xfsprogs)
 
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then

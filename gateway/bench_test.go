@@ -10,6 +10,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 
+	"github.com/sandgate/sandgate/gateway"
 	"github.com/sandgate/sandgate/runner/protocol"
 )
 
@@ -171,8 +172,12 @@ func BenchmarkSessionFirstCall(b *testing.B) {
 }
 
 // benchSession starts a gateway and a session whose sandbox already exists.
-func benchSession(b *testing.B) *client.Client {
-	tg := startGateway(b, nil)
+func benchSession(b *testing.B, mutate ...func(*gateway.Config)) *client.Client {
+	var m func(*gateway.Config)
+	if len(mutate) > 0 {
+		m = mutate[0]
+	}
+	tg := startGateway(b, m)
 	c := legacyClient(b, tg.URL)
 	mustOK(b, "warm up", call(b, c, "run_shell", map[string]any{"command": "true"}))
 	return c
@@ -198,5 +203,74 @@ func BenchmarkResumeFirstCall(b *testing.B) {
 		if err != nil || res.IsError || len(text(res)) != 1024 || res.Meta == nil || res.Meta.GetMetaField("sandgate.dev/sandbox-resumed") == nil {
 			b.Fatalf("read_file after the pause: %v", err)
 		}
+	}
+}
+
+// benchGiB makes a session sandbox holding 1 GiB of random files (sixteen
+// 64 MiB files).
+func benchGiB(b *testing.B, mutate ...func(*gateway.Config)) *client.Client {
+	c := benchSession(b, mutate...)
+	if res, err := callErr(b.Context(), c, "run_shell", map[string]any{"command": "for i in $(seq 16); do head -c 64M /dev/urandom > f$i.bin; done", "timeout": 300}); err != nil || res.IsError {
+		b.Fatalf("write 1 GiB: %v %s", err, text(res))
+	}
+	return c
+}
+
+// BenchmarkPause measures sandbox_pause of a sandbox holding 1 GiB of
+// files (the resume before each is not timed).
+func BenchmarkPause(b *testing.B) {
+	c := benchGiB(b)
+	for b.Loop() {
+		if res, err := callErr(b.Context(), c, "sandbox_pause", nil); err != nil || res.IsError {
+			b.Fatalf("sandbox_pause: %v %s", err, text(res))
+		}
+		b.StopTimer()
+		if res, err := callErr(b.Context(), c, "sandbox_resume", nil); err != nil || res.IsError {
+			b.Fatalf("sandbox_resume: %v %s", err, text(res))
+		}
+		b.StartTimer()
+	}
+}
+
+// BenchmarkSnapshot measures sandbox_snapshot of a running sandbox
+// holding 1 GiB of files (the delete after each is not timed).
+func BenchmarkSnapshot(b *testing.B) {
+	c := benchGiB(b)
+	for b.Loop() {
+		res, err := callErr(b.Context(), c, "sandbox_snapshot", nil)
+		if err != nil || res.IsError {
+			b.Fatalf("sandbox_snapshot: %v %s", err, text(res))
+		}
+		b.StopTimer()
+		id := structuredAs[map[string]any](b, res)["snapshot_id"]
+		if res, err := callErr(b.Context(), c, "snapshot_delete", map[string]any{"snapshot_id": id}); err != nil || res.IsError {
+			b.Fatalf("snapshot_delete: %v %s", err, text(res))
+		}
+		b.StartTimer()
+	}
+}
+
+// BenchmarkFork10 measures sandbox_fork {count: 10} of a sandbox holding
+// 1 GiB of files: a snapshot and ten sandboxes made from it (their
+// removal after each is not timed). The tenant's live quota is raised
+// from the shipped 10 to 11: the source counts too.
+func BenchmarkFork10(b *testing.B) {
+	c := benchGiB(b, func(c *gateway.Config) { c.MaxSandboxesPerTenant = 11 })
+	for b.Loop() {
+		res, err := callErr(b.Context(), c, "sandbox_fork", map[string]any{"count": 10})
+		if err != nil || res.IsError {
+			b.Fatalf("sandbox_fork: %v %s", err, text(res))
+		}
+		b.StopTimer()
+		for _, f := range structuredAs[map[string]any](b, res)["forks"].([]any) {
+			id, _ := f.(map[string]any)["sandbox_id"].(string)
+			if id == "" {
+				b.Fatalf("a fork failed: %v", f)
+			}
+			if res, err := callErr(b.Context(), c, "sandbox_destroy", map[string]any{"sandbox_id": id}); err != nil || res.IsError {
+				b.Fatalf("sandbox_destroy: %v %s", err, text(res))
+			}
+		}
+		b.StartTimer()
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -137,5 +139,141 @@ func TestSnapshotDiskFull(t *testing.T) {
 		}
 	case <-time.After(time.Minute):
 		t.Fatal("a write to the workspace still waits a minute after the failed snapshot: left frozen")
+	}
+}
+
+// TestSnapshotClonesOnXFS: on a host file system that can clone (XFS with
+// reflink), a snapshot and a workspace made from it share the source's
+// blocks: taking them allocates almost nothing however much data the
+// workspace holds.
+func TestSnapshotClonesOnXFS(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounts an XFS volume: needs root")
+	}
+	root := xfsRoot(t)
+	m, err := workspace.Open(t.Context(), workspace.Options{Root: filepath.Join(root, "ws"), Backend: workspace.Loop, UID: 1000, GID: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mnt, err := m.Create(t.Context(), "src", 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Remove("src") })
+	data := make([]byte, 256<<20)
+	rand.Read(data)
+	if err := os.WriteFile(filepath.Join(mnt, "data.bin"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	syscall.Sync()
+	free := func() int64 {
+		var st syscall.Statfs_t
+		if err := syscall.Statfs(root, &st); err != nil {
+			t.Fatal(err)
+		}
+		return int64(st.Bavail) * st.Bsize
+	}
+	before := free()
+	if _, err := m.Snapshot(t.Context(), "src", "snap"); err != nil {
+		t.Fatal(err)
+	}
+	copyMnt, err := m.CreateFromSnapshot(t.Context(), "copy", "snap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Remove("copy") })
+	syscall.Sync()
+	if used := before - free(); used > 32<<20 {
+		t.Errorf("a snapshot of 256 MiB and a workspace made from it took %d MiB of the volume; a clone shares the blocks", used>>20)
+	}
+	got, err := os.ReadFile(filepath.Join(copyMnt, "data.bin"))
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("data.bin in the clone: %d bytes, %v", len(got), err)
+	}
+}
+
+// xfsRoot mounts a 4 GiB XFS volume with reflink on a loop device for
+// the test and returns its mount point; it skips (fails under CI) where
+// mkfs.xfs is missing.
+func xfsRoot(t testing.TB) string {
+	t.Helper()
+	mkfs, err := exec.LookPath("mkfs.xfs")
+	if err != nil {
+		for _, p := range []string{"/usr/sbin/mkfs.xfs", "/sbin/mkfs.xfs"} {
+			if _, serr := os.Stat(p); serr == nil {
+				mkfs, err = p, nil
+			}
+		}
+	}
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("mkfs.xfs missing under CI: deploy/setup-host.sh installs xfsprogs")
+		}
+		t.Skip("mkfs.xfs missing (xfsprogs)")
+	}
+	dir := t.TempDir()
+	img, root := filepath.Join(dir, "xfs.img"), filepath.Join(dir, "xfs")
+	if err := os.Mkdir(root, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(img)
+	if err == nil {
+		err = f.Truncate(4 << 30)
+		f.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(mkfs, "-q", "-m", "reflink=1", img).CombinedOutput(); err != nil {
+		t.Fatalf("mkfs.xfs: %v %s", err, out)
+	}
+	if out, err := exec.Command("mount", "-o", "loop", img, root).CombinedOutput(); err != nil {
+		t.Fatalf("mount the XFS volume: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", "-l", root).Run() })
+	return root
+}
+
+// BenchmarkSnapshotGiB measures Snapshot of a workspace holding 1 GiB of
+// data, on the test's temp dir (ext4 here: an extent copy) and on XFS
+// with reflink (a clone). Its file system is frozen for the whole copy.
+func BenchmarkSnapshotGiB(b *testing.B) {
+	if os.Geteuid() != 0 {
+		b.Skip("needs root")
+	}
+	for _, fs := range []struct {
+		name string
+		root func(testing.TB) string
+	}{{"tempdir", func(tb testing.TB) string { return tb.(*testing.B).TempDir() }}, {"xfs-reflink", xfsRoot}} {
+		b.Run(fs.name, func(b *testing.B) {
+			m, err := workspace.Open(b.Context(), workspace.Options{Root: filepath.Join(fs.root(b), "ws"), Backend: workspace.Loop, UID: 1000, GID: 1000})
+			if err != nil {
+				b.Fatal(err)
+			}
+			mnt, err := m.Create(b.Context(), "src", 2<<30)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { m.Remove("src") })
+			data := make([]byte, 64<<20)
+			for i := range 16 {
+				rand.Read(data)
+				if err := os.WriteFile(filepath.Join(mnt, fmt.Sprintf("f%d.bin", i)), data, 0o644); err != nil {
+					b.Fatal(err)
+				}
+			}
+			syscall.Sync()
+			i := 0
+			for b.Loop() {
+				snap := fmt.Sprintf("s%d", i)
+				i++
+				if _, err := m.Snapshot(b.Context(), "src", snap); err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				m.DeleteSnapshot(snap)
+				b.StartTimer()
+			}
+		})
 	}
 }
