@@ -11,8 +11,8 @@ import (
 // TestSnapshotOnDocker: a snapshot of a running Docker sandbox holds its
 // files byte for byte and costs about their size on disk; a sandbox made
 // from it and two forks start with them; and a snapshot a crash left
-// unfinished (its record not marked ready) is rolled back by the next
-// gateway, its copy deleted.
+// unfinished (its record not marked ready), or a fork's a crash left, is
+// rolled back by the next gateway, its copy deleted.
 func TestSnapshotOnDocker(t *testing.T) {
 	t.Parallel()
 	tg := startGateway(t, nil)
@@ -48,28 +48,37 @@ func TestSnapshotOnDocker(t *testing.T) {
 		}
 	}
 
-	// A crash after the copy, before the record was marked ready.
-	record := filepath.Join(tg.VarDir, "snapshots", snapID+".json")
-	data, err := os.ReadFile(record)
-	if err != nil {
-		t.Fatal(err)
+	// A crash after the copy, before the record was marked ready; and a
+	// crash in the middle of a fork, whose own snapshot was left.
+	forkSnap := structuredAs[map[string]any](t, mustOK(t, "sandbox_snapshot", call(t, c, "sandbox_snapshot", map[string]any{"sandbox_id": src})))["snapshot_id"].(string)
+	edit := func(id, key string, v bool) {
+		t.Helper()
+		record := filepath.Join(tg.VarDir, "snapshots", id+".json")
+		data, err := os.ReadFile(record)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r map[string]any
+		if err := json.Unmarshal(data, &r); err != nil {
+			t.Fatal(err)
+		}
+		r[key] = v
+		data, _ = json.Marshal(r)
+		if err := os.WriteFile(record, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
-	var r map[string]any
-	if err := json.Unmarshal(data, &r); err != nil {
-		t.Fatal(err)
-	}
-	r["ready"] = false
-	data, _ = json.Marshal(r)
-	if err := os.WriteFile(record, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	edit(snapID, "ready", false)
+	edit(forkSnap, "for_fork", true)
 	tg.crash()
 	tg2 := restart(t, tg)
-	if _, err := os.Stat(filepath.Join(tg.VarDir, "workspaces", "_snapshots", snapID)); !os.IsNotExist(err) {
-		t.Errorf("the unfinished snapshot's copy after the restart: %v; want it deleted", err)
-	}
-	if _, err := os.Stat(record); !os.IsNotExist(err) {
-		t.Errorf("the unfinished snapshot's record after the restart: %v; want it deleted", err)
+	for _, id := range []string{snapID, forkSnap} {
+		if _, err := os.Stat(filepath.Join(tg.VarDir, "workspaces", "_snapshots", id)); !os.IsNotExist(err) {
+			t.Errorf("snapshot %s's copy after the restart: %v; want it deleted", id, err)
+		}
+		if _, err := os.Stat(filepath.Join(tg.VarDir, "snapshots", id+".json")); !os.IsNotExist(err) {
+			t.Errorf("snapshot %s's record after the restart: %v; want it deleted", id, err)
+		}
 	}
 	c2 := modernClient(t, tg2.URL)
 	cur = c2

@@ -61,6 +61,9 @@ type SnapshotRecord struct {
 	CreatedAt time.Time `json:"created_at"`
 	Bytes     int64     `json:"bytes"`
 	Ready     bool      `json:"ready"` // false while it is taken (see above)
+	// ForFork marks the snapshot a fork takes for its sandboxes, deleted
+	// once they exist; a start deletes one a crash left.
+	ForFork bool `json:"for_fork,omitempty"`
 }
 
 // snapshotBook serialises the records' changes and quota counts.
@@ -118,14 +121,16 @@ func (m *Fleet) snapshotRecords() []SnapshotRecord {
 	return out
 }
 
-// rollBackSnapshots deletes what a crash left of snapshots being taken.
+// rollBackSnapshots deletes what a crash left of snapshots being taken,
+// and the snapshots of forks a crash cut short (the forks made by then
+// are sandboxes like any other).
 func (m *Fleet) rollBackSnapshots(ctx context.Context) {
 	sn, ok := m.snapshotter()
 	if !ok {
 		return
 	}
 	for _, r := range m.snapshotRecords() {
-		if r.Ready {
+		if r.Ready && !r.ForFork {
 			continue
 		}
 		if err := sn.DeleteSnapshot(ctx, r.ID); err != nil && !errors.Is(err, sandbox.ErrNoSnapshot) {
@@ -133,13 +138,13 @@ func (m *Fleet) rollBackSnapshots(ctx context.Context) {
 			continue
 		}
 		_ = os.Remove(m.snapshotPath(r.ID))
-		m.log.Info("rolled back a snapshot a crash cut short", "snapshot_id", r.ID, "sandbox_id", r.SandboxID)
+		m.log.Info("rolled back a snapshot a crash cut short, or a fork's", "snapshot_id", r.ID, "sandbox_id", r.SandboxID)
 	}
 }
 
 // Snapshots lists p's tenant's snapshots, oldest first.
 func (m *Fleet) Snapshots(p identity.Identity) []SnapshotRecord {
-	return slices.DeleteFunc(m.snapshotRecords(), func(r SnapshotRecord) bool { return !r.Ready || r.Tenant != p.Tenant })
+	return slices.DeleteFunc(m.snapshotRecords(), func(r SnapshotRecord) bool { return !r.Ready || r.ForFork || r.Tenant != p.Tenant })
 }
 
 // SnapshotFor returns snapshot id when p's tenant may use it; any other
@@ -160,6 +165,11 @@ func (m *Fleet) SnapshotFor(p identity.Identity, id string) (SnapshotRecord, err
 // tenant. name is what p calls it (letters, digits, '.', '_', '-');
 // empty gives one from the sandbox id and the time.
 func (m *Fleet) Snapshot(ctx context.Context, b *Box, p identity.Identity, name string) (SnapshotRecord, error) {
+	return m.snapshot(ctx, b, p, name, false)
+}
+
+// snapshot is Snapshot; forFork marks the record a fork's (ForFork).
+func (m *Fleet) snapshot(ctx context.Context, b *Box, p identity.Identity, name string, forFork bool) (SnapshotRecord, error) {
 	sn, ok := m.snapshotter()
 	if !ok {
 		return SnapshotRecord{}, ErrCannotSnapshot
@@ -171,7 +181,7 @@ func (m *Fleet) Snapshot(ctx context.Context, b *Box, p identity.Identity, name 
 	if !snapshotNamePattern.MatchString(name) {
 		return SnapshotRecord{}, fmt.Errorf("%w: snapshot name %q: use 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit", ErrBadSnapshotRequest, name)
 	}
-	r := SnapshotRecord{ID: newSandboxID(), Name: name, Tenant: p.Tenant, Owner: p.Digest(), SandboxID: b.ID(), Image: b.Info().Image, CreatedAt: now}
+	r := SnapshotRecord{ID: newSandboxID(), Name: name, Tenant: p.Tenant, Owner: p.Digest(), SandboxID: b.ID(), Image: b.Info().Image, CreatedAt: now, ForFork: forFork}
 	if err := m.admitSnapshot(r); err != nil {
 		return SnapshotRecord{}, err
 	}
@@ -254,7 +264,7 @@ func (m *Fleet) Fork(ctx context.Context, b *Box, p identity.Identity, count int
 	if count < 1 || count > MaxForks {
 		return nil, nil, fmt.Errorf("%w: count %d: fork makes 1 to %d sandboxes", ErrBadSnapshotRequest, count, MaxForks)
 	}
-	snap, err := m.Snapshot(ctx, b, p, "fork-"+b.ID()[:8]+"-"+time.Now().UTC().Format("20060102T150405.000Z"))
+	snap, err := m.snapshot(ctx, b, p, "fork-"+b.ID()[:8]+"-"+time.Now().UTC().Format("20060102T150405.000Z"), true)
 	if err != nil {
 		return nil, nil, err
 	}
