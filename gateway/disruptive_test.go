@@ -21,7 +21,8 @@ import (
 // runs only with SANDGATE_DISRUPTIVE=1, as its own step of make test.
 // dockerd runs without live-restore, so the sessions' containers die:
 // calls during and after the restart fail with an error that says so, a
-// new session works, and nothing hangs or leaks goroutines.
+// new session works, and nothing hangs or leaks goroutines. A sandbox
+// paused before the restart is still paused after it, with its files.
 func TestDisruptiveDockerdRestart(t *testing.T) {
 	if os.Getenv("SANDGATE_DISRUPTIVE") != "1" {
 		t.Skip("restarts dockerd, disrupting every other Docker test: set SANDGATE_DISRUPTIVE=1 (make test runs it as its own step)")
@@ -38,6 +39,12 @@ func TestDisruptiveDockerdRestart(t *testing.T) {
 	tg := startGateway(t, nil)
 	c := legacyClient(t, tg.URL)
 	mustOK(t, "run_shell", call(t, c, "run_shell", map[string]any{"command": "true"}))
+	// A paused sandbox is a stopped container: the restart leaves it so,
+	// with its files, and the next call resumes it.
+	mc := modernClient(t, tg.URL)
+	paused := structuredAs[map[string]any](t, mustOK(t, "sandbox_create", call(t, mc, "sandbox_create", nil)))["sandbox_id"].(string)
+	mustOK(t, "write_file", call(t, mc, "write_file", map[string]any{"sandbox_id": paused, "path": "kept.txt", "content": "kept"}))
+	mustOK(t, "sandbox_pause", call(t, mc, "sandbox_pause", map[string]any{"sandbox_id": paused}))
 	goroutines := runtime.NumGoroutine()
 
 	// Calls keep coming while the engine restarts; each must end, well
@@ -96,6 +103,12 @@ func TestDisruptiveDockerdRestart(t *testing.T) {
 			checkGoneOrReplaced(t, res)
 		}
 	}
+
+	res = mustOK(t, "read_file of the paused sandbox", call(t, mc, "read_file", map[string]any{"sandbox_id": paused, "path": "kept.txt"}))
+	if text(res) != "kept" || !strings.Contains(allText(res), "was paused") {
+		t.Errorf("the sandbox paused across the engine restart: %q; want its file and the resume note", allText(res))
+	}
+	mustOK(t, "sandbox_destroy", call(t, mc, "sandbox_destroy", map[string]any{"sandbox_id": paused}))
 
 	c2 := legacyClient(t, tg.URL)
 	r, _ := shell(t, c2, "echo new", nil)
