@@ -83,7 +83,10 @@ func ContainerConfig(spec sandbox.Spec, cfg Config, host HostPaths) (*container.
 		// Nothing attaches: the gateway talks to the runner over its socket.
 		AttachStdin: false, AttachStdout: false, AttachStderr: false,
 		OpenStdin: false, Tty: false,
-		NetworkDisabled: true,
+		// No network stack at all under runc. gVisor's runsc cannot start
+		// a container without one (the runner exits at once, unseen);
+		// NetworkMode "none" below leaves it loopback only either way.
+		NetworkDisabled: cfg.Runtime != "runsc",
 		Labels:          labels(spec, cfg.Instance, now),
 		StopTimeout:     ptr(stopTimeoutSeconds),
 	}
