@@ -30,12 +30,19 @@ func RemoveDockerInstance(t testing.TB, instance, varDir string) {
 		return
 	}
 	defer cli.Close()
-	cs, err := cli.ContainerList(ctx, container.ListOptions{All: true,
-		Filters: filters.NewArgs(filters.Arg("label", "sandgate.instance="+instance))})
-	if err == nil {
+	// A gateway killed in the middle of a container create leaves the
+	// engine finishing it after the first list: list again, after a
+	// pause, until a pass finds nothing (at most a few).
+	for pass := 0; pass < 5; pass++ {
+		cs, err := cli.ContainerList(ctx, container.ListOptions{All: true,
+			Filters: filters.NewArgs(filters.Arg("label", "sandgate.instance="+instance))})
+		if err != nil || (len(cs) == 0 && pass > 0) {
+			break
+		}
 		for _, c := range cs {
 			_ = cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
 		}
+		time.Sleep(time.Second)
 	}
 	mnts, _ := filepath.Glob(filepath.Join(varDir, "workspaces", "*", "mnt"))
 	for _, mnt := range mnts {
