@@ -94,36 +94,13 @@ func (m *Manager) DeleteSnapshot(snap string) error {
 
 // CreateFromSnapshot is Create of a workspace holding snapshot snap's
 // files (and of its size) instead of an empty one.
-func (m *Manager) CreateFromSnapshot(ctx context.Context, id, snap string) (_ string, retErr error) {
-	if m.backend != Loop {
-		return "", errors.New("create workspace: the tmpfs backend keeps nothing on the host")
-	}
-	if !idPattern.MatchString(id) || !idPattern.MatchString(snap) {
-		return "", fmt.Errorf("create workspace %q from %q: ids must match %s", id, snap, idPattern)
+func (m *Manager) CreateFromSnapshot(ctx context.Context, id, snap string) (string, error) {
+	if m.backend == Loop && !idPattern.MatchString(snap) {
+		return "", fmt.Errorf("create workspace %s from snapshot %q: %w", id, snap, ErrNoSnapshot)
 	}
 	src := filepath.Join(m.snapshotDir(snap), imageName)
-	if _, err := os.Lstat(src); err != nil {
+	if _, err := os.Lstat(src); m.backend == Loop && err != nil {
 		return "", fmt.Errorf("create workspace %s from snapshot %s: %w", id, snap, ErrNoSnapshot)
 	}
-	defer m.lock(id)()
-	dir := m.Dir(id)
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		return "", fmt.Errorf("create workspace %s: %w", id, err)
-	}
-	defer func() {
-		if retErr != nil {
-			m.removeLocked(id)
-		}
-	}()
-	img, mnt := filepath.Join(dir, imageName), filepath.Join(dir, mountName)
-	if err := os.Mkdir(mnt, 0o755); err != nil {
-		return "", fmt.Errorf("create workspace %s: %w", id, err)
-	}
-	if err := copyImage(ctx, src, img); err != nil {
-		return "", fmt.Errorf("create workspace %s from snapshot %s: %w", id, snap, err)
-	}
-	if err := mountImage(img, mnt); err != nil {
-		return "", fmt.Errorf("create workspace %s: %w", id, err)
-	}
-	return mnt, nil
+	return m.create(id, func(img string) error { return copyImage(ctx, src, img) })
 }

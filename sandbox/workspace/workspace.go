@@ -133,7 +133,13 @@ func (m *Manager) lock(id string) func() {
 // Create makes and mounts a workspace of size bytes for sandbox id and
 // returns its mount path. It fails if the workspace exists, so one
 // sandbox never adopts another's files. On error nothing is left.
-func (m *Manager) Create(ctx context.Context, id string, size int64) (_ string, retErr error) {
+func (m *Manager) Create(ctx context.Context, id string, size int64) (string, error) {
+	return m.create(id, func(img string) error { return makeImage(ctx, img, size, m.opts.UID, m.opts.GID) })
+}
+
+// create makes sandbox id's workspace directory, has fill make its image
+// (empty, or a snapshot's copy) and mounts it; on error nothing is left.
+func (m *Manager) create(id string, fill func(img string) error) (_ string, retErr error) {
 	if m.backend != Loop {
 		return "", errors.New("create workspace: the tmpfs backend keeps nothing on the host")
 	}
@@ -157,7 +163,7 @@ func (m *Manager) Create(ctx context.Context, id string, size int64) (_ string, 
 	if err := os.Mkdir(mnt, 0o755); err != nil {
 		return "", fmt.Errorf("create workspace %s: %w", id, err)
 	}
-	if err := makeImage(ctx, img, size, m.opts.UID, m.opts.GID); err != nil {
+	if err := fill(img); err != nil {
 		return "", fmt.Errorf("create workspace %s: %w", id, err)
 	}
 	if err := mountImage(img, mnt); err != nil {
