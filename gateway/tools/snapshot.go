@@ -14,8 +14,8 @@ import (
 // new sandboxes from; a fork is such a sandbox made at once.
 
 type sandboxSnapshotArgs struct {
-	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox id from sandbox_create; omit it for your MCP session's sandbox or, without a session, this client's default sandbox."`
-	Name      string `json:"name,omitempty" jsonschema:"What to call the snapshot: 1 to 64 letters, digits, '.', '_' or '-'. Default: the sandbox id's start and the time."`
+	sandboxRefArgs
+	Name string `json:"name,omitempty" jsonschema:"What to call the snapshot: 1 to 64 letters, digits, '.', '_' or '-'. Default: the sandbox id's start and the time."`
 }
 
 type snapshotRefArgs struct {
@@ -23,8 +23,8 @@ type snapshotRefArgs struct {
 }
 
 type sandboxForkArgs struct {
-	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox id from sandbox_create; omit it for your MCP session's sandbox or, without a session, this client's default sandbox."`
-	Count     int    `json:"count" jsonschema:"How many sandboxes to make, 1 to 100; each counts against your tenant's sandbox quota."`
+	sandboxRefArgs
+	Count int `json:"count" jsonschema:"How many sandboxes to make, 1 to 100; each counts against your tenant's sandbox quota."`
 }
 
 func snapshotTools() []toolDef {
