@@ -24,7 +24,7 @@ func (l liveSandboxes) Collect(ch chan<- prometheus.Metric) {
 	for tenant, n := range l.m.PerTenant() {
 		ch <- prometheus.MustNewConstMetric(liveDesc, prometheus.GaugeValue, float64(n), tenant)
 	}
-	for tenant, u := range l.m.PausedPerTenant() {
+	for tenant, u := range l.m.pausedPerTenant() {
 		ch <- prometheus.MustNewConstMetric(pausedDesc, prometheus.GaugeValue, float64(u.n), tenant)
 		ch <- prometheus.MustNewConstMetric(pausedBytesDesc, prometheus.GaugeValue, float64(u.bytes), tenant)
 	}

@@ -249,9 +249,9 @@ func (m *Fleet) pausedLocked(tenant string) (n int, bytes int64) {
 	return n, bytes
 }
 
-// PausedPerTenant is every tenant's paused sandboxes and their bytes on
-// disk.
-func (m *Fleet) PausedPerTenant() map[string]pausedUse {
+// pausedPerTenant is every tenant's paused sandboxes and their bytes on
+// disk (for /metrics).
+func (m *Fleet) pausedPerTenant() map[string]pausedUse {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := map[string]pausedUse{}

@@ -151,7 +151,13 @@ func (c *call) named(ctx context.Context) (*fleet.Box, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := c.existing(ctx, a.SandboxID)
+	return c.recorded(ctx, a.SandboxID)
+}
+
+// recorded is existing, with the sandbox recorded for the call's audit
+// record.
+func (c *call) recorded(ctx context.Context, id string) (*fleet.Box, error) {
+	b, err := c.existing(ctx, id)
 	if err != nil {
 		return nil, err
 	}

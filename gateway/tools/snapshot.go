@@ -49,11 +49,10 @@ func runSandboxSnapshot(ctx context.Context, c *call) (*mcpapi.CallToolResult, e
 	if err != nil {
 		return nil, err
 	}
-	b, err := c.existing(ctx, a.SandboxID)
+	b, err := c.recorded(ctx, a.SandboxID)
 	if err != nil {
 		return nil, err
 	}
-	c.end.SandboxID = b.ID()
 	r, err := c.g.boxes.Snapshot(ctx, b, c.p, a.Name)
 	if err != nil {
 		return nil, err
@@ -94,11 +93,10 @@ func runSandboxFork(ctx context.Context, c *call) (*mcpapi.CallToolResult, error
 	if a.Count < 1 || a.Count > fleet.MaxForks {
 		return nil, fmt.Errorf("count %d: sandbox_fork makes 1 to %d sandboxes", a.Count, fleet.MaxForks)
 	}
-	b, err := c.existing(ctx, a.SandboxID)
+	b, err := c.recorded(ctx, a.SandboxID)
 	if err != nil {
 		return nil, err
 	}
-	c.end.SandboxID = b.ID()
 	boxes, errs, err := c.g.boxes.Fork(ctx, b, c.p, a.Count)
 	if err != nil {
 		return nil, err
