@@ -8,7 +8,7 @@ SANDGATE_HOME ?= /var/lib/sandgate
 SANDGATE_PORT ?= 8080
 export PATH := $(dir $(GO)):$(PATH)
 
-.PHONY: help setup build runner images run test test-short lint bench fuzz clean compose compose-down
+.PHONY: help setup setup-gvisor build runner images run test test-short lint bench fuzz clean compose compose-down
 .PHONY: soak fuzz-short load k8s-up k8s-down test-k8s generate docs
 
 help: ## list the targets
@@ -16,6 +16,9 @@ help: ## list the targets
 
 setup: ## install what a fresh Debian host lacks (Docker engine, debootstrap) and start dockerd
 	@deploy/setup-host.sh
+
+setup-gvisor: ## register gVisor (runsc, built with the Kubernetes tier) as a runtime of the Docker engine, with checkpoints
+	@deploy/setup-gvisor.sh
 
 build: runner ## build the static bin/gateway and bin/runner
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/gateway ./cmd/gateway
@@ -32,12 +35,12 @@ images: setup build ## build sandgate/runner and sandgate/gateway from bin/, and
 run: setup build images ## start the gateway on 127.0.0.1:8080 (local Docker, audit log under ./var/)
 	$(BIN)/gateway --addr $${SANDGATE_ADDR:-127.0.0.1:8080} --var var --runner $(BIN)/runner --image $(IMAGE) --images sandgate/browser:latest --dev
 
-test: setup build images ## run every test: unit, the real Docker engine, then the Kubernetes tier (test-k8s)
+test: setup setup-gvisor build images ## run every test: unit, the real Docker engine (runc and gVisor), then the Kubernetes tier (test-k8s)
 	REQUIRE_DOCKER=1 $(GO) test -count=1 -timeout 45m ./...
 	REQUIRE_DOCKER=1 SANDGATE_DISRUPTIVE=1 $(GO) test -count=1 -timeout 10m -run 'Disruptive' ./gateway/
 	@# The Docker provider again, on an engine of its own that remaps user namespaces.
 	host=$$(deploy/userns-engine.sh start) && \
-	  DOCKER_HOST=$$host SANDGATE_USERNS=1 REQUIRE_DOCKER=1 $(GO) test -count=1 -timeout 10m -run 'TestUsernsRemap|TestConformance' ./sandbox/docker/; \
+	  DOCKER_HOST=$$host SANDGATE_USERNS=1 REQUIRE_DOCKER=1 $(GO) test -count=1 -timeout 10m -run 'TestUsernsRemap|TestConformance$$' ./sandbox/docker/; \
 	  rc=$$?; deploy/userns-engine.sh stop; exit $$rc
 	@$(MAKE) --no-print-directory test-k8s
 

@@ -49,6 +49,9 @@ type Services struct {
 	Watch *watch.Watcher
 	// CodeSearch runs search_code's lexical and structural strategies.
 	CodeSearch *codesearch.Service
+	// Gate is the runner's listener; with it the runner serves
+	// protocol.OpCheckpointPrepare.
+	Gate *Gate
 }
 
 // handlers wires every operation to its implementation.
@@ -72,6 +75,9 @@ func handlers(svc Services) registry {
 	}
 	if svc.CodeSearch != nil {
 		r.add(protocol.OpCodeSearch, unary(svc.CodeSearch.Search))
+	}
+	if svc.Gate != nil {
+		r.add(protocol.OpCheckpointPrepare, checkpointPrepare(svc.Gate))
 	}
 
 	r.add(protocol.OpFileRead, fileRead(fs))

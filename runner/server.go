@@ -20,14 +20,19 @@ import (
 // sandbox; connections come and go (a gateway restart reconnects), while
 // background processes belong to the Server and outlive any connection.
 type Server struct {
-	ops    registry
-	egress *egress.Link
-	log    *slog.Logger
+	ops      registry
+	egress   *egress.Link
+	features string
+	log      *slog.Logger
 }
 
 // NewServer returns a Server dispatching to svc.
 func NewServer(svc Services, log *slog.Logger) *Server {
-	return &Server{ops: handlers(svc), egress: svc.Egress, log: log}
+	f := features
+	if svc.Gate != nil {
+		f += "," + protocol.FeatureCheckpoint
+	}
+	return &Server{ops: handlers(svc), egress: svc.Egress, features: f, log: log}
 }
 
 // serveEgress takes over the connection for the gateway's egress session
@@ -72,7 +77,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set(protocol.VersionHeader, strconv.Itoa(protocol.Version))
-	w.Header().Set(protocol.FeaturesHeader, features)
+	w.Header().Set(protocol.FeaturesHeader, s.features)
 	if got := r.Header.Get(protocol.VersionHeader); got != strconv.Itoa(protocol.Version) {
 		http.Error(w, fmt.Sprintf("protocol version mismatch: runner speaks %d, gateway asked for %q; rebuild the gateway and the runner from the same source (make build)", protocol.Version, got), http.StatusUpgradeRequired)
 		return
@@ -89,7 +94,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	conn.SetReadLimit(protocol.MaxFrameBytes)
-	newSession(conn, s.ops, s.log).serve()
+	// The session outlives the request, but keeps its values (the
+	// connection, for protocol.OpCheckpointPrepare).
+	newSession(context.WithoutCancel(r.Context()), conn, s.ops, s.log).serve()
 }
 
 // session is one gateway connection.
@@ -108,8 +115,8 @@ type session struct {
 	inflight *inflight
 }
 
-func newSession(conn *websocket.Conn, ops registry, log *slog.Logger) *session {
-	life, cancel := context.WithCancel(context.Background())
+func newSession(parent context.Context, conn *websocket.Conn, ops registry, log *slog.Logger) *session {
+	life, cancel := context.WithCancel(parent)
 	return &session{conn: conn, ops: ops, log: log, life: life, cancel: cancel, inflight: newInflight()}
 }
 
@@ -170,6 +177,14 @@ func (s *session) handle(ctx context.Context, req protocol.Request) {
 	if err != nil {
 		end.Error = toProtocolError(err)
 		s.send(end)
+		return
+	}
+	if _, ok := res.(closeAfter); ok {
+		// The answer first, then the close the caller waits for.
+		if frame, err := protocol.EncodeEvent(end, struct{}{}); err == nil {
+			s.write(frame)
+		}
+		_ = s.conn.CloseNow()
 		return
 	}
 	out, hasPayload := res.(payloadResult)

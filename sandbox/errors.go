@@ -22,6 +22,10 @@ var (
 	// ErrCannotPause: this provider, or this host, cannot pause the
 	// sandbox without losing what pausing keeps (its workspace).
 	ErrCannotPause = errors.New("sandbox cannot be paused here")
+	// ErrCannotKeepMemory: a pause that was to keep the sandbox's memory
+	// could not (the runtime cannot checkpoint, or the checkpoint
+	// failed); the sandbox runs on.
+	ErrCannotKeepMemory = errors.New("sandbox memory cannot be kept")
 	// ErrNoSnapshot: no such snapshot (Snapshotter, Spec.Snapshot).
 	ErrNoSnapshot = errors.New("no such snapshot")
 	// ErrClaimed: a pooled sandbox was claimed already (PoolClaims), or

@@ -241,6 +241,9 @@ type Info struct {
 	// paused, or the provider cannot tell): a resume starts a new run,
 	// and the gateway counts its maximum lifetime from there.
 	ResumedAt time.Time `json:"resumed_at,omitzero"`
+	// MemoryKept is true for a paused sandbox whose memory was
+	// checkpointed (MemoryPauser): Resume restores its processes.
+	MemoryKept bool `json:"memory_kept,omitempty"`
 	// DiskBytes is what the sandbox's workspace takes on the host's disk
 	// (allocated blocks, not its size): what a paused sandbox costs.
 	// Zero when the provider does not measure it.
@@ -323,6 +326,25 @@ type Snapshotter interface {
 	// DeleteSnapshot removes snapshot snap; a missing one is
 	// ErrNoSnapshot.
 	DeleteSnapshot(ctx context.Context, snap string) error
+}
+
+// MemoryPauser is implemented by providers that can also pause a sandbox
+// with its memory (gVisor checkpoints every process of the sandbox):
+// resumed, its processes, its interpreter's variables and its browser
+// carry on where they were.
+type MemoryPauser interface {
+	Pauser
+	// KeepsMemory reports whether this provider's sandboxes can be
+	// paused with their memory; when not, why not and what can, in words
+	// for the caller.
+	KeepsMemory() (bool, string)
+	// PauseKeepingMemory is Pause that checkpoints the sandbox first, so
+	// that Resume restores it as it was (Info.MemoryKept). A checkpoint
+	// that fails is ErrCannotKeepMemory and leaves the sandbox running.
+	PauseKeepingMemory(ctx context.Context, id string) error
+	// DropMemory discards paused sandbox id's checkpoint: its next
+	// Resume starts it afresh on its files. One without is left as it is.
+	DropMemory(ctx context.Context, id string) error
 }
 
 // StatePaused is the Info.State of a paused sandbox (Pauser).

@@ -171,18 +171,19 @@ func run(ctx context.Context, args []string) error {
 		defer bm.Close() // kills Chromium and everything it started
 		svc.Browser = bm
 	}
-	srv := runner.NewServer(svc, log)
-
 	if cfg.AwaitBlocked != "" {
 		if err := awaitBlocked(ctx, cfg.AwaitBlocked, blockedWaitLimit, log); err != nil {
 			return err
 		}
 	}
-	ln, err := listen(cfg, secret)
+	ln, err := runner.NewGate(func() (net.Listener, error) { return listen(cfg, secret) }, reopenAfter)
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	go reopenOnSignal(ctx, ln, log)
+	svc.Gate = ln
+	srv := runner.NewServer(svc, log)
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ConnContext: ln.ConnContext}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	// Tests started with port 0 learn the real one from addr.

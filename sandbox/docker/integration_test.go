@@ -206,3 +206,14 @@ func randomHex(n int) string {
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+// TestConformanceGVisor runs the provider's conformance under gVisor
+// (runsc, which deploy/setup-host.sh registers in the engine), where a
+// pause keeps the sandbox's memory.
+func TestConformanceGVisor(t *testing.T) {
+	t.Parallel()
+	sandboxtest.RequireRuntime(t, "runsc")
+	sandboxtest.Conformance(t, func(t *testing.T) sandbox.Provider {
+		return newEnv(t, docker.Config{Runtime: "runsc"}).p
+	}, testImage)
+}

@@ -45,6 +45,11 @@ func (p *Provider) Pause(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
+	for _, c := range cs { // left by a crash mid-resume
+		if err := p.dropCheckpoint(ctx, c.ID); err != nil {
+			return fmt.Errorf("pause sandbox %s: %w", id, err)
+		}
+	}
 	marker := p.pausedMarker(id)
 	if err := os.WriteFile(marker, nil, 0o600); err != nil {
 		return fmt.Errorf("pause sandbox %s: mark it paused: %w", id, err)
@@ -81,7 +86,12 @@ func (p *Provider) Resume(ctx context.Context, id string) (sandbox.Sandbox, erro
 		return nil, fmt.Errorf("resume sandbox %s: its container is %s: %w", id, c.State, sandbox.ErrNotPaused)
 	}
 	dir := p.socketHostDir(id)
-	if err := p.openSocketDir(dir); err != nil {
+	restoring := p.hasCheckpoint(c.ID)
+	open := p.openSocketDir
+	if restoring {
+		open = p.grantSocketDir
+	}
+	if err := open(dir); err != nil {
 		return nil, fmt.Errorf("resume sandbox %s: %w", id, err)
 	}
 	// Stamped before the start: a stamp without a resume only gives a
@@ -90,10 +100,31 @@ func (p *Provider) Resume(ctx context.Context, id string) (sandbox.Sandbox, erro
 	if err := os.WriteFile(filepath.Join(dir, resumedStamp), nil, 0o600); err != nil {
 		return nil, fmt.Errorf("resume sandbox %s: stamp it: %w", id, err)
 	}
-	if err := p.start(ctx, c.ID, filepath.Join(dir, SocketName)); err != nil {
-		return nil, fmt.Errorf("resume sandbox %s: %w", id, err)
+	sock, restored := filepath.Join(dir, SocketName), false
+	if restoring {
+		if err := p.restore(ctx, c.ID, sock); err != nil {
+			// Its files are all there: a cold start loses the
+			// processes, not the work.
+			p.log.Warn("sandbox memory could not be restored: starting it afresh on its files", "sandbox_id", id, "error", err)
+			p.stopQuietly(ctx, c.ID)
+			if err := p.openSocketDir(dir); err != nil {
+				return nil, fmt.Errorf("resume sandbox %s: %w", id, err)
+			}
+		} else {
+			restored = true
+		}
+	}
+	if !restored {
+		if err := p.start(ctx, c.ID, sock); err != nil {
+			return nil, fmt.Errorf("resume sandbox %s: %w", id, err)
+		}
 	}
 	if err := p.sealSocketDir(dir); err != nil {
+		return nil, fmt.Errorf("resume sandbox %s: %w", id, err)
+	}
+	// The checkpoint is stale once the sandbox runs on: gone before the
+	// marker, so that no later resume can bring old memory back.
+	if err := p.dropCheckpoint(ctx, c.ID); err != nil {
 		return nil, fmt.Errorf("resume sandbox %s: %w", id, err)
 	}
 	if err := os.Remove(p.pausedMarker(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -103,7 +134,7 @@ func (p *Provider) Resume(ctx context.Context, id string) (sandbox.Sandbox, erro
 	if err != nil {
 		return nil, err
 	}
-	p.log.Info("sandbox resumed", "sandbox_id", id, "container_id", short(c.ID), "duration_ms", time.Since(start).Milliseconds())
+	p.log.Info("sandbox resumed", "sandbox_id", id, "container_id", short(c.ID), "memory_restored", restored, "duration_ms", time.Since(start).Milliseconds())
 	return sb, nil
 }
 
@@ -135,17 +166,22 @@ func (p *Provider) isPaused(id string) bool {
 
 // hostState adds to info, listed from its container, what the host
 // keeps of the sandbox: StatePaused for a stopped container that was
-// paused (with PausedAt, the marker's time), its last resume and what
-// its workspace takes on disk.
+// paused (with PausedAt, the marker's time, and whether its memory was
+// kept), its last resume and what its workspace and checkpoint take on
+// disk.
 func (p *Provider) hostState(info *sandbox.Info) {
 	dir := p.socketHostDir(info.ID)
 	if info.State != container.StateRunning {
 		if fi, err := os.Lstat(filepath.Join(dir, pausedMarker)); err == nil {
 			info.State, info.PausedAt = sandbox.StatePaused, fi.ModTime().UTC()
+			info.MemoryKept = p.hasCheckpoint(info.ContainerID)
 		}
 	}
 	if fi, err := os.Lstat(filepath.Join(dir, resumedStamp)); err == nil {
 		info.ResumedAt = fi.ModTime().UTC()
 	}
 	info.DiskBytes = p.ws.DiskBytes(info.ID)
+	if info.MemoryKept {
+		info.DiskBytes += dirBytes(p.checkpointPath(info.ContainerID))
+	}
 }

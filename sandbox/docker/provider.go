@@ -177,7 +177,10 @@ type Provider struct {
 	uid, gid int
 	ws       *workspace.Manager
 	lock     *instanceLock
-	log      *slog.Logger
+	// engineRoot is the engine's data dir, where it keeps checkpoints
+	// (checkpoint.go).
+	engineRoot string
+	log        *slog.Logger
 }
 
 var _ sandbox.Provider = (*Provider)(nil)
@@ -254,7 +257,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Provider, retErr
 	} else {
 		log.Warn("workspaces in RAM (tmpfs): they count against each sandbox's memory limit and are lost with the container", "reason", ws.Reason())
 	}
-	return &Provider{cli: cli, cfg: cfg, uid: uid, gid: gid, ws: ws, lock: lock, log: log}, nil
+	return &Provider{cli: cli, cfg: cfg, uid: uid, gid: gid, ws: ws, lock: lock, engineRoot: info.DockerRootDir, log: log}, nil
 }
 
 // WorkspaceDurable reports whether workspaces are on disk and outlive

@@ -49,6 +49,20 @@ func (p *Provider) makeSocketDir(dir string) error {
 // and removes the socket a previous runner left, which the new runner
 // could not replace while the dir was sealed.
 func (p *Provider) openSocketDir(dir string) error {
+	if err := p.grantSocketDir(dir); err != nil {
+		return err
+	}
+	if err := os.Remove(filepath.Join(dir, SocketName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove the old runner socket in %s: %w", dir, err)
+	}
+	return nil
+}
+
+// grantSocketDir lets the sandbox user create its runner socket in dir.
+// A runner restored from a checkpoint replaces its old socket itself: it
+// must find it there (gVisor checks, on restore, that the files it had
+// seen still exist).
+func (p *Provider) grantSocketDir(dir string) error {
 	if os.Geteuid() == 0 {
 		if err := os.Chown(dir, p.uid, p.gid); err != nil {
 			return fmt.Errorf("give socket dir %s to the sandbox user %d:%d: %w", dir, p.uid, p.gid, err)
@@ -59,9 +73,6 @@ func (p *Provider) openSocketDir(dir string) error {
 		// so no other host user can reach this dir, and inside the
 		// container only this sandbox sees it, before any user code runs.
 		return fmt.Errorf("open socket dir %s to the sandbox user: %w", dir, err)
-	}
-	if err := os.Remove(filepath.Join(dir, SocketName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("remove the old runner socket in %s: %w", dir, err)
 	}
 	return nil
 }

@@ -99,6 +99,21 @@ func Conformance(t *testing.T, newProvider func(t *testing.T) sandbox.Provider, 
 		}
 		testPause(t, p, pz, image)
 	})
+	t.Run("PauseKeepsMemory", func(t *testing.T) {
+		t.Parallel()
+		p := newProvider(t)
+		mp, ok := p.(sandbox.MemoryPauser)
+		if !ok {
+			t.Skipf("%T cannot pause a sandbox with its memory (no sandbox.MemoryPauser)", p)
+		}
+		if can, why := mp.KeepsMemory(); !can {
+			if err := mp.PauseKeepingMemory(t.Context(), create(t, p, spec(image)).ID()); !errors.Is(err, sandbox.ErrCannotKeepMemory) {
+				t.Errorf("PauseKeepingMemory where memory cannot be kept: err = %v, want ErrCannotKeepMemory", err)
+			}
+			t.Skipf("this provider's sandboxes cannot be paused with their memory: %s", why)
+		}
+		testMemoryPause(t, p, mp, image)
+	})
 	t.Run("SnapshotCopiesWorkspace", func(t *testing.T) {
 		t.Parallel()
 		p := newProvider(t)

@@ -68,6 +68,27 @@ func RequireImage(t testing.TB, image string) {
 	}
 }
 
+// RequireRuntime calls RequireDocker, then skips or fails t, by the same
+// rule, when the engine has no OCI runtime called name, or runs without
+// the experimental features that checkpoints need (deploy/setup-host.sh
+// registers gVisor's runsc with them).
+func RequireRuntime(t testing.TB, name string) {
+	t.Helper()
+	RequireDocker(t)
+	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		t.Fatalf("docker client: %v", err)
+	}
+	defer cli.Close()
+	info, err := cli.Info(t.Context())
+	if err != nil {
+		t.Fatalf("docker info: %v", err)
+	}
+	if _, ok := info.Runtimes[name]; !ok || !info.ExperimentalBuild {
+		unavailable(t, "the Docker engine has no runtime %q with checkpoints (experimental: %v); run deploy/setup-host.sh", name, info.ExperimentalBuild)
+	}
+}
+
 // DockerCLI runs the docker CLI with args and returns its trimmed
 // combined output, failing t on an error.
 func DockerCLI(t testing.TB, args ...string) string {

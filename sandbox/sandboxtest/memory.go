@@ -1,0 +1,130 @@
+package sandboxtest
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sandgate/sandgate/runner/protocol"
+	"github.com/sandgate/sandgate/sandbox"
+)
+
+// testMemoryPause pauses a sandbox with its memory and resumes it: a
+// background process is the same process and carries on counting where
+// it was, a file in the sandbox's /tmp (memory, not the workspace) is
+// still there, and the interpreter still has a variable set before the
+// pause. The sandbox is listed as paused with its memory kept. A second
+// pause drops the memory (DropMemory) and the resume starts afresh with
+// the workspace's files only.
+func testMemoryPause(t *testing.T, p sandbox.Provider, mp sandbox.MemoryPauser, image string) {
+	ctx := t.Context()
+	sb := create(t, p, spec(image))
+	id := sb.ID()
+	call(t, sb, protocol.OpFileWrite, protocol.WriteRequest{Path: "kept.txt", Content: "kept"}, nil)
+	var proc protocol.ProcessInfo
+	call(t, sb, protocol.OpProcessStart, protocol.ExecRequest{
+		Command: `n=0; while :; do n=$((n+1)); echo $n > /tmp/count; sleep 0.05; done`, Tag: "counter"}, &proc)
+	var cell protocol.InterpResult
+	call(t, sb, protocol.OpInterpRun, protocol.InterpRequest{Language: "python", Code: "kept = 41"}, &cell)
+	if cell.Error != "" {
+		t.Fatalf("interpreter: %s", cell.Error)
+	}
+	before := countOf(t, sb) // the counter runs
+	if before == 0 {
+		t.Fatal("the background counter wrote nothing")
+	}
+
+	if err := mp.PauseKeepingMemory(ctx, id); err != nil {
+		t.Fatalf("PauseKeepingMemory(%s): %v", id, err)
+	}
+	infos, err := p.List(ctx, sandbox.Filter{ID: id})
+	if err != nil || len(infos) != 1 || infos[0].State != sandbox.StatePaused || !infos[0].MemoryKept || infos[0].DiskBytes <= 0 {
+		t.Fatalf("List(%s) paused with memory = %+v, %v; want paused, memory kept, its bytes on disk", id, infos, err)
+	}
+	if err := mp.PauseKeepingMemory(ctx, id); err != nil {
+		t.Errorf("PauseKeepingMemory of a paused sandbox: %v, want nil", err)
+	}
+	again, err := mp.Resume(ctx, id)
+	if err != nil {
+		t.Fatalf("Resume(%s): %v", id, err)
+	}
+	var list protocol.ProcessList
+	call(t, again, protocol.OpProcessList, nil, &list)
+	if !hasRunning(list, proc) {
+		t.Errorf("after a memory resume the processes are %+v; want %s (pid %d) still running", list.Processes, proc.ID, proc.Pid)
+	}
+	if after := countOf(t, again); after < before {
+		t.Errorf("after a memory resume the counter is at %d, was at %d before the pause: it started again", after, before)
+	}
+	call(t, again, protocol.OpInterpRun, protocol.InterpRequest{Language: "python", Code: "kept + 1"}, &cell)
+	if cell.Result != "42" || cell.Restarted {
+		t.Errorf("after a memory resume `kept + 1` = %q (error %q, restarted %v); want 42 from the same interpreter", cell.Result, cell.Error, cell.Restarted)
+	}
+	if infos, err := p.List(ctx, sandbox.Filter{ID: id}); err != nil || len(infos) != 1 || infos[0].MemoryKept || infos[0].State == sandbox.StatePaused {
+		t.Errorf("List(%s) after the resume = %+v, %v; want it running with no checkpoint left", id, infos, err)
+	}
+
+	// Memory dropped: the resume starts afresh, with the files.
+	if err := mp.PauseKeepingMemory(ctx, id); err != nil {
+		t.Fatalf("PauseKeepingMemory(%s) again: %v", id, err)
+	}
+	if err := mp.DropMemory(ctx, id); err != nil {
+		t.Fatalf("DropMemory(%s): %v", id, err)
+	}
+	if infos, err := p.List(ctx, sandbox.Filter{ID: id}); err != nil || len(infos) != 1 || infos[0].MemoryKept || infos[0].State != sandbox.StatePaused {
+		t.Errorf("List(%s) after DropMemory = %+v, %v; want paused without memory", id, infos, err)
+	}
+	cold, err := mp.Resume(ctx, id)
+	if err != nil {
+		t.Fatalf("Resume(%s) without memory: %v", id, err)
+	}
+	call(t, cold, protocol.OpProcessList, nil, &list)
+	if hasRunning(list, proc) {
+		t.Errorf("a resume without memory still has process %s", proc.ID)
+	}
+	var got protocol.ReadResult
+	call(t, cold, protocol.OpFileRead, protocol.ReadRequest{Path: "kept.txt"}, &got)
+	if got.Content != "kept" {
+		t.Errorf("after a resume without memory kept.txt = %q, want the file", got.Content)
+	}
+	if err := p.Remove(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if err := mp.PauseKeepingMemory(ctx, id); !errors.Is(err, sandbox.ErrNotFound) {
+		t.Errorf("PauseKeepingMemory after Remove: err = %v, want ErrNotFound", err)
+	}
+}
+
+// countOf reads the counter the background process keeps in /tmp, after
+// a moment, so that it has counted since the last read.
+func countOf(t *testing.T, sb sandbox.Sandbox) int {
+	t.Helper()
+	time.Sleep(200 * time.Millisecond)
+	c, err := protocol.Dial(t.Context(), sb.Dial)
+	if err != nil {
+		t.Fatalf("connect to the runner of %s: %v", sb.ID(), err)
+	}
+	defer c.Close()
+	var out strings.Builder
+	_, err = c.Stream(t.Context(), protocol.OpExec, protocol.ExecRequest{Command: "cat /tmp/count"}, func(ev protocol.Event) {
+		if ev.Type == protocol.EventStdout {
+			out.Write(ev.Data)
+		}
+	})
+	if err != nil {
+		t.Fatalf("read the counter: %v", err)
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(out.String()))
+	return n
+}
+
+func hasRunning(list protocol.ProcessList, proc protocol.ProcessInfo) bool {
+	for _, p := range list.Processes {
+		if p.ID == proc.ID && p.Pid == proc.Pid && p.Running {
+			return true
+		}
+	}
+	return false
+}
