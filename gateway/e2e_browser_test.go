@@ -57,8 +57,14 @@ type browserBox struct {
 // http://127.0.0.1:8000 inside it.
 func startBrowserBox(t *testing.T) *browserBox {
 	t.Helper()
+	return startBrowserBoxOn(t, startGateway)
+}
+
+// startBrowserBoxOn is startBrowserBox on a gateway that start starts.
+func startBrowserBoxOn(t *testing.T, start func(testing.TB, func(*gateway.Config)) *testGateway) *browserBox {
+	t.Helper()
 	sandboxtest.RequireImage(t, browserImage)
-	tg := startGateway(t, func(c *gateway.Config) {
+	tg := start(t, func(c *gateway.Config) {
 		c.Images = append(c.Images, browserImage)
 		// Chromium needs more than the harness's lean defaults: about a
 		// hundred threads and a few hundred MiB.

@@ -43,6 +43,7 @@ type testGateway struct {
 	Provider  *docker.Provider   // nil on the local provider
 	Local     *sandboxtest.Local // set instead of Provider by startLocalGateway
 	CAFile    string             // the Docker provider's extra CAs (Config.CAFile)
+	Runtime   string             // the Docker provider's OCI runtime (Config.Runtime); "" the engine's
 	Custom    sandbox.Provider   // when set, used instead of both (the Kubernetes tier)
 	gw        *gateway.Server
 	srv       *httptest.Server
@@ -90,6 +91,22 @@ func startGatewayWith(t testing.TB, ln net.Listener, mutate func(*gateway.Config
 // CAs in caFile (the Docker provider's Config.CAFile).
 func startGatewayCA(t testing.TB, ln net.Listener, caFile string, mutate func(*gateway.Config)) *testGateway {
 	t.Helper()
+	return startDockerGateway(t, &testGateway{ln: ln, CAFile: caFile}, mutate)
+}
+
+// startGVisorGateway starts a gateway whose sandboxes run under gVisor
+// (runsc, registered by deploy/setup-gvisor.sh), which pauses them with
+// their memory.
+func startGVisorGateway(t testing.TB, mutate func(*gateway.Config)) *testGateway {
+	t.Helper()
+	sandboxtest.RequireRuntime(t, "runsc")
+	return startDockerGateway(t, &testGateway{Runtime: "runsc"}, mutate)
+}
+
+// startDockerGateway starts tg, whose listener, CAs and runtime are set,
+// on the Docker provider.
+func startDockerGateway(t testing.TB, tg *testGateway, mutate func(*gateway.Config)) *testGateway {
+	t.Helper()
 	sandboxtest.RequireImage(t, testImage)
 	runner := sandboxtest.RunnerBinary(t)
 	// A short var dir keeps socket paths under the 108-byte unix limit.
@@ -97,7 +114,7 @@ func startGatewayCA(t testing.TB, ln net.Listener, caFile string, mutate func(*g
 	if err != nil {
 		t.Fatal(err)
 	}
-	tg := &testGateway{Instance: "t" + randHex(6), VarDir: varDir, ln: ln, CAFile: caFile}
+	tg.Instance, tg.VarDir = "t"+randHex(6), varDir
 	t.Cleanup(func() { sandboxtest.RemoveDockerInstance(t, tg.Instance, varDir) })
 	tg.start(t, runner, mutate)
 	t.Cleanup(func() { tg.Close() })
@@ -130,7 +147,7 @@ func (tg *testGateway) start(t testing.TB, runner string, mutate func(*gateway.C
 	if tg.Custom != nil {
 		provider = tg.Custom
 	} else if tg.Local == nil {
-		tg.Provider, err = docker.New(ctx, docker.Config{RunnerPath: runner, SocketDir: cfg.SocketDir(), Image: cfg.Image, Instance: tg.Instance, CAFile: tg.CAFile}, log)
+		tg.Provider, err = docker.New(ctx, docker.Config{RunnerPath: runner, SocketDir: cfg.SocketDir(), Image: cfg.Image, Instance: tg.Instance, CAFile: tg.CAFile, Runtime: tg.Runtime}, log)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -104,36 +105,49 @@ type Spec struct {
 }
 
 // Lifecycle is what an E2B creator asked for at its sandbox's timeout:
-// PauseOnTimeout pauses it instead of destroying it, and AutoResume lets
-// data-plane traffic to it resume it when paused. Providers store it as
-// its String and read it back with ParseLifecycle.
+// PauseOnTimeout pauses it instead of destroying it, AutoResume lets
+// data-plane traffic to it resume it when paused, and FilesOnly pauses it
+// without its memory where it could be kept (keepMemory: false).
+// Providers store it as its String and read it back with ParseLifecycle.
 type Lifecycle struct {
 	PauseOnTimeout bool
 	AutoResume     bool
+	FilesOnly      bool
 }
 
-// String is "" (destroyed at its timeout, the default), "pause" or
-// "pause,auto-resume".
+// String is "" (destroyed at its timeout, the default) or "pause"
+// followed by ",auto-resume" and ",files-only" as they apply.
 func (l Lifecycle) String() string {
-	switch {
-	case l.PauseOnTimeout && l.AutoResume:
-		return "pause,auto-resume"
-	case l.PauseOnTimeout:
-		return "pause"
+	if !l.PauseOnTimeout {
+		return ""
 	}
-	return ""
+	s := "pause"
+	if l.AutoResume {
+		s += ",auto-resume"
+	}
+	if l.FilesOnly {
+		s += ",files-only"
+	}
+	return s
 }
 
 // ParseLifecycle reads a Lifecycle's String; anything else is the
 // default.
 func ParseLifecycle(s string) Lifecycle {
-	switch s {
-	case "pause":
-		return Lifecycle{PauseOnTimeout: true}
-	case "pause,auto-resume":
-		return Lifecycle{PauseOnTimeout: true, AutoResume: true}
+	words := strings.Split(s, ",")
+	if words[0] != "pause" {
+		return Lifecycle{}
 	}
-	return Lifecycle{}
+	l := Lifecycle{PauseOnTimeout: true}
+	for _, w := range words[1:] {
+		switch w {
+		case "auto-resume":
+			l.AutoResume = true
+		case "files-only":
+			l.FilesOnly = true
+		}
+	}
+	return l
 }
 
 // Limits bound what a sandbox may use. Zero values are replaced by
@@ -242,7 +256,8 @@ type Info struct {
 	// and the gateway counts its maximum lifetime from there.
 	ResumedAt time.Time `json:"resumed_at,omitzero"`
 	// MemoryKept is true for a paused sandbox whose memory was
-	// checkpointed (MemoryPauser): Resume restores its processes.
+	// checkpointed (MemoryPauser): Resume restores its processes. In the
+	// Sandbox that Resume returns it says whether they were restored.
 	MemoryKept bool `json:"memory_kept,omitempty"`
 	// DiskBytes is what the sandbox's workspace takes on the host's disk
 	// (allocated blocks, not its size): what a paused sandbox costs.

@@ -22,14 +22,16 @@ type Backend interface {
 	List(ctx context.Context) ([]Sandbox, error)
 	// Kill destroys one of the caller's sandboxes, paused or not.
 	Kill(ctx context.Context, id string) error
-	// Pause pauses one of the caller's sandboxes: its processes end,
-	// its files are kept. keepMemory asks for its memory to be kept too.
-	// A sandbox paused already is ErrPaused.
-	Pause(ctx context.Context, id string, keepMemory bool) error
+	// Pause pauses one of the caller's sandboxes: its files are kept,
+	// and its memory as keepMemory says (nil: where the gateway can;
+	// true: kept, or refused with ErrInvalid where it cannot; false:
+	// not). A sandbox paused already is ErrPaused.
+	Pause(ctx context.Context, id string, keepMemory *bool) error
 	// Connect returns one of the caller's sandboxes running, resuming
-	// it if it was paused (resumed says so), and sets its timeout when
-	// timeout is not zero.
-	Connect(ctx context.Context, id string, timeout time.Duration) (s Sandbox, resumed bool, err error)
+	// it if it was paused (resumed says so) afresh on its files when
+	// reboot is set (onResume 'reboot') and with its memory where it was
+	// kept otherwise, and sets its timeout when timeout is not zero.
+	Connect(ctx context.Context, id string, timeout time.Duration, reboot bool) (s Sandbox, resumed bool, err error)
 	// SetTimeout makes the sandbox expire timeout from now (never later
 	// than its maximum lifetime allows; the result says when).
 	SetTimeout(ctx context.Context, id string, timeout time.Duration) (Sandbox, error)
@@ -71,6 +73,10 @@ type CreateRequest struct {
 	// paused (lifecycle {onTimeout: 'pause', autoResume}).
 	PauseOnTimeout bool
 	AutoResume     bool
+	// KeepMemory is the pause's keepMemory: nil keeps the memory where
+	// the gateway can, true keeps it or refuses the create, false keeps
+	// the files only.
+	KeepMemory *bool
 }
 
 // Sandbox describes one sandbox as the control plane reports it.

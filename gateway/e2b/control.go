@@ -150,7 +150,7 @@ func (a *API) create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.Allow = allow
-	req.PauseOnTimeout, req.AutoResume = body.pausesOnTimeout(), body.autoResumes()
+	req.PauseOnTimeout, req.AutoResume, req.KeepMemory = body.pausesOnTimeout(), body.autoResumes(), body.keepMemory()
 	s, err := a.backend.Create(r.Context(), req)
 	if err != nil {
 		a.fail(w, err)
@@ -239,7 +239,7 @@ func (a *API) pause(w http.ResponseWriter, r *http.Request) {
 	if !decodeBody(w, r, &body) {
 		return
 	}
-	if err := a.backend.Pause(r.Context(), r.PathValue("id"), body.Memory != nil && *body.Memory); err != nil {
+	if err := a.backend.Pause(r.Context(), r.PathValue("id"), body.Memory); err != nil {
 		a.fail(w, err)
 		return
 	}
@@ -247,8 +247,8 @@ func (a *API) pause(w http.ResponseWriter, r *http.Request) {
 }
 
 // connectBody is POST /sandboxes/{id}/connect and /resume: the timeout
-// to set, and memory false for the SDK's onResume "reboot" (a Sandgate
-// resume always starts the sandbox's processes afresh).
+// to set, and memory false for the SDK's onResume "reboot" (start the
+// sandbox's processes afresh even when its memory was kept).
 type connectBody struct {
 	Timeout *int64 `json:"timeout"` // seconds
 	Memory  *bool  `json:"memory"`
@@ -271,7 +271,8 @@ func (a *API) connect(w http.ResponseWriter, r *http.Request) {
 		}
 		timeout = d
 	}
-	s, resumed, err := a.backend.Connect(r.Context(), r.PathValue("id"), timeout)
+	reboot := body.Memory != nil && !*body.Memory
+	s, resumed, err := a.backend.Connect(r.Context(), r.PathValue("id"), timeout, reboot)
 	if err != nil {
 		a.fail(w, err)
 		return

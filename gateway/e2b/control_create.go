@@ -82,17 +82,21 @@ func (b createBody) autoResumes() bool {
 	return b.AutoResume.on() || (b.Lifecycle != nil && b.Lifecycle.AutoResume.on())
 }
 
-// keepsMemory reports whether the body asks explicitly for a pause at
-// the timeout to keep the sandbox's memory (keepMemory: true); the SDKs
-// send nothing unless the caller set it.
-func (b createBody) keepsMemory() bool {
-	return (b.AutoPauseMemory != nil && *b.AutoPauseMemory) ||
-		(b.Lifecycle != nil && b.Lifecycle.OnTimeout.KeepMemory != nil && *b.Lifecycle.OnTimeout.KeepMemory)
+// keepMemory is what the body says of keeping the sandbox's memory when
+// it pauses at the timeout: nil when it says nothing (the SDKs send
+// nothing unless the caller set keepMemory).
+func (b createBody) keepMemory() *bool {
+	if b.Lifecycle != nil && b.Lifecycle.OnTimeout.KeepMemory != nil {
+		return b.Lifecycle.OnTimeout.KeepMemory
+	}
+	return b.AutoPauseMemory
 }
 
-// ErrKeepMemory is a pause asked to keep the sandbox's memory, which a
-// sandbox under runc cannot.
-var ErrKeepMemory = fmt.Errorf("%w: keepMemory needs sandboxes that run under gVisor (runsc), whose memory can be checkpointed; this gateway's run under runc, so a pause keeps the files only: pass keepMemory: false (Sandgate then stops the sandbox's processes and keeps /workspace)", ErrInvalid)
+// KeepMemoryError is a pause, or a lifecycle, that asked to keep the
+// sandbox's memory on a gateway that cannot; why says why and what can.
+func KeepMemoryError(why string) error {
+	return fmt.Errorf("%w: keepMemory: %s. Pass keepMemory: false to pause with the files only (Sandgate then stops the sandbox's processes and keeps /workspace)", ErrInvalid, why)
+}
 
 // iamBody is workload identity: named tokens a network transform
 // injects. An empty map asks for nothing.
@@ -111,8 +115,6 @@ func (b createBody) unsupported() string {
 		return `lifecycle.onTimeout must be "kill" or "pause"`
 	case b.autoResumes() && !b.pausesOnTimeout():
 		return "autoResume needs lifecycle.onTimeout 'pause': a killed sandbox cannot resume"
-	case b.pausesOnTimeout() && b.keepsMemory():
-		return ErrKeepMemory.Error()
 	case len(b.VolumeMounts) > 0:
 		return "volumes are not supported: each sandbox has its own /workspace"
 	case !emptyObject(b.MCP):

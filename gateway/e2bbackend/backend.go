@@ -89,9 +89,13 @@ func (e e2bBackend) Create(ctx context.Context, req e2b.CreateRequest) (e2b.Sand
 		// The template and metadata are kept in the provider's record,
 		// the timeout where the allowlist is (deadline.go), so that a
 		// restarted gateway and every replica report them.
-		lifecycle := sandbox.Lifecycle{PauseOnTimeout: req.PauseOnTimeout, AutoResume: req.AutoResume}
+		lifecycle := sandbox.Lifecycle{PauseOnTimeout: req.PauseOnTimeout, AutoResume: req.AutoResume,
+			FilesOnly: fleet.MemoryChoice(req.KeepMemory) == fleet.MemoryDrop}
 		if lifecycle.PauseOnTimeout && !e.g.boxes.CanPause() {
 			return fmt.Errorf("lifecycle.onTimeout 'pause': %w", fleet.ErrCannotPause)
+		}
+		if can, why := e.g.boxes.KeepsMemory(); lifecycle.PauseOnTimeout && fleet.MemoryChoice(req.KeepMemory) == fleet.MemoryKeep && !can {
+			return e2b.KeepMemoryError(why)
 		}
 		b, err := e.g.boxes.CreateBox(ctx, p, fleet.Spec{Image: image, Allow: allow, Template: cmp.Or(req.Template, "base"), Metadata: req.Metadata,
 			Lifecycle: lifecycle, Snapshot: snapshot})

@@ -7,31 +7,38 @@ import (
 
 	"github.com/sandgate/sandgate/auth/identity"
 	"github.com/sandgate/sandgate/gateway/e2b"
+	"github.com/sandgate/sandgate/gateway/fleet"
 )
 
 // Pause pauses one of the caller's sandboxes at once: calls in flight
 // end as its runner stops, as an E2B client expects of a pause. Its
-// memory cannot be kept under runc (e2b.ErrKeepMemory).
-func (e e2bBackend) Pause(ctx context.Context, id string, keepMemory bool) error {
-	return e.control(ctx, "sandbox.pause", map[string]any{"sandbox_id": id, "keep_memory": keepMemory}, nil, func(ctx context.Context, p identity.Identity) error {
+// memory is kept where the gateway can (gVisor); a keepMemory: true it
+// cannot honour is refused, naming the runtime that can.
+func (e e2bBackend) Pause(ctx context.Context, id string, keepMemory *bool) error {
+	summary := map[string]any{"sandbox_id": id}
+	if keepMemory != nil {
+		summary["keep_memory"] = *keepMemory
+	}
+	return e.control(ctx, "sandbox.pause", summary, nil, func(ctx context.Context, p identity.Identity) error {
 		b, err := e.owned(ctx, p, id)
 		if err != nil {
 			return err
 		}
-		if keepMemory {
-			return e2b.ErrKeepMemory
+		memory := fleet.MemoryChoice(keepMemory)
+		if can, why := e.g.boxes.KeepsMemory(); memory == fleet.MemoryKeep && !can {
+			return e2b.KeepMemoryError(why)
 		}
 		if b.Paused() {
 			return fmt.Errorf("sandbox %s is %w already", id, e2b.ErrPaused)
 		}
-		return e.g.boxes.PauseNow(ctx, b, p, "e2b pause")
+		return e.g.boxes.Pause(ctx, b, p, "e2b pause", fleet.PauseOptions{Memory: memory, EvenBusy: true})
 	})
 }
 
 // Connect returns one of the caller's sandboxes running: a paused one is
 // resumed (resumed is then true), and its timeout set when timeout is
 // not zero.
-func (e e2bBackend) Connect(ctx context.Context, id string, timeout time.Duration) (e2b.Sandbox, bool, error) {
+func (e e2bBackend) Connect(ctx context.Context, id string, timeout time.Duration, reboot bool) (e2b.Sandbox, bool, error) {
 	var out e2b.Sandbox
 	var resumed bool
 	summary := map[string]any{"sandbox_id": id}
@@ -44,6 +51,11 @@ func (e e2bBackend) Connect(ctx context.Context, id string, timeout time.Duratio
 			return err
 		}
 		if b.Paused() {
+			if reboot {
+				if err := e.g.boxes.DropMemory(ctx, b); err != nil {
+					return err
+				}
+			}
 			note, err := e.g.boxes.Resume(ctx, b, p, "e2b connect")
 			if err != nil {
 				return err

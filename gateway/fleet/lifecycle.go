@@ -68,7 +68,11 @@ func (m *Fleet) expireBox(ctx context.Context, b *Box, reason string, endSession
 		pause = can && b.Info().Lifecycle.PauseOnTimeout
 	}
 	if pause {
-		err := m.pause(ctx, b, ownerOnly(b), reason, reason != reasonIdle)
+		memory := MemoryIfCan
+		if reason == reasonDeadline && b.Info().Lifecycle.FilesOnly {
+			memory = MemoryDrop
+		}
+		err := m.pause(ctx, b, ownerOnly(b), reason, PauseOptions{Memory: memory, EvenBusy: reason != reasonIdle})
 		switch {
 		case err == nil || errors.Is(err, ErrSandboxGone):
 			return

@@ -95,21 +95,86 @@ func (m *Fleet) pauser() (sandbox.Pauser, bool) {
 	return pz, ok && !m.cfg.Replicated
 }
 
-// Pause ends everything running in b's sandbox and frees its CPU and
-// memory, keeping its workspace, id and record, for p; reason
-// ("sandbox_pause", "idle", ...) goes into the sandbox.pause audit
-// record. A sandbox with calls in flight is not paused, nor one that
-// would take its tenant past the paused quota. Pausing a paused sandbox
-// does nothing.
-func (m *Fleet) Pause(ctx context.Context, b *Box, p identity.Identity, reason string) error {
-	return m.pause(ctx, b, p, reason, false)
+// Memory says what a pause does with a sandbox's memory.
+type Memory int
+
+const (
+	// MemoryIfCan keeps it where the provider can (gVisor), so that the
+	// sandbox's processes carry on when it resumes, and drops it where
+	// it cannot: the default of every pause.
+	MemoryIfCan Memory = iota
+	// MemoryKeep keeps it or fails (E2B's keepMemory: true): where it
+	// cannot be kept the sandbox runs on.
+	MemoryKeep
+	// MemoryDrop pauses with the files only (keepMemory: false).
+	MemoryDrop
+)
+
+// MemoryChoice is what a caller's keep-memory switch asks for: nil the
+// default, true to keep it or fail, false to drop it.
+func MemoryChoice(keep *bool) Memory {
+	switch {
+	case keep == nil:
+		return MemoryIfCan
+	case *keep:
+		return MemoryKeep
+	}
+	return MemoryDrop
 }
 
-// PauseNow is Pause of a sandbox whatever it is doing: calls in flight
-// fail as its runner stops (E2B's pause, which clients expect to end
-// their streams).
-func (m *Fleet) PauseNow(ctx context.Context, b *Box, p identity.Identity, reason string) error {
-	return m.pause(ctx, b, p, reason, true)
+// PauseOptions qualify a pause.
+type PauseOptions struct {
+	// Memory is what becomes of the sandbox's memory.
+	Memory Memory
+	// EvenBusy pauses a sandbox whatever it is doing: calls in flight
+	// fail as its runner stops (E2B's pause, which clients expect to end
+	// their streams).
+	EvenBusy bool
+}
+
+// Pause ends everything running in b's sandbox and frees its CPU and
+// memory, keeping its workspace, id and record (and, where the provider
+// can, its memory, to be restored on resume), for p; reason
+// ("sandbox_pause", "idle", ...) goes into the sandbox.pause audit
+// record. A sandbox with calls in flight is not paused unless
+// opts.EvenBusy, nor one that would take its tenant past the paused
+// quota. Pausing a paused sandbox does nothing.
+func (m *Fleet) Pause(ctx context.Context, b *Box, p identity.Identity, reason string, opts PauseOptions) error {
+	return m.pause(ctx, b, p, reason, opts)
+}
+
+// KeepsMemory reports whether a pause keeps a sandbox's memory here;
+// when not, why not and what would, for the caller.
+func (m *Fleet) KeepsMemory() (bool, string) {
+	if _, ok := m.pauser(); !ok {
+		return false, ErrCannotPause.Error()
+	}
+	mp, ok := m.provider.(sandbox.MemoryPauser)
+	if !ok {
+		return false, "this gateway's provider cannot checkpoint a sandbox's memory; run it on Docker with --runtime runsc (gVisor)"
+	}
+	return mp.KeepsMemory()
+}
+
+// DropMemory discards paused b's memory: its next resume starts its
+// processes afresh on its files (E2B's connect with memory false).
+func (m *Fleet) DropMemory(ctx context.Context, b *Box) error {
+	mp, ok := m.provider.(sandbox.MemoryPauser)
+	if !ok || !b.Paused() {
+		return nil
+	}
+	b.replacing.Lock()
+	defer b.replacing.Unlock()
+	if err := mp.DropMemory(ctx, b.ID()); err != nil {
+		return err
+	}
+	b.Mu.Lock()
+	if ps, ok := b.sb.(pausedSandbox); ok {
+		ps.info.MemoryKept = false
+		b.sb = ps
+	}
+	b.Mu.Unlock()
+	return nil
 }
 
 // CanPause reports whether this gateway can pause sandboxes at all.
@@ -133,15 +198,20 @@ func (b *Box) WaitsForResume() bool {
 	return !b.sb.Info().Lifecycle.AutoResume
 }
 
-// pause is Pause; evenBusy pauses a sandbox with calls in flight too,
-// which then fail as its runner stops: a sandbox at the end of its
-// maximum lifetime or of its owner's timeout ends its run whatever it is
-// doing, as it used to be destroyed.
-func (m *Fleet) pause(ctx context.Context, b *Box, p identity.Identity, reason string, evenBusy bool) error {
+// pause is Pause. The sweep pauses with EvenBusy a sandbox at the end of
+// its maximum lifetime or of its owner's timeout: it ends its run
+// whatever it is doing, as it used to be destroyed.
+func (m *Fleet) pause(ctx context.Context, b *Box, p identity.Identity, reason string, opts PauseOptions) error {
 	pz, ok := m.pauser()
 	if !ok {
 		return ErrCannotPause
 	}
+	evenBusy := opts.EvenBusy
+	keepMemory, why := m.KeepsMemory()
+	if opts.Memory == MemoryKeep && !keepMemory {
+		return fmt.Errorf("pause sandbox %s with its memory: %w: %s", b.ID(), sandbox.ErrCannotKeepMemory, why)
+	}
+	keepMemory = keepMemory && opts.Memory != MemoryDrop
 	b.replacing.Lock()
 	defer b.replacing.Unlock()
 	b.Mu.Lock()
@@ -179,9 +249,13 @@ func (m *Fleet) pause(ctx context.Context, b *Box, p identity.Identity, reason s
 	b.Mu.Unlock()
 
 	start := time.Now()
-	err = pz.Pause(ctx, b.ID())
+	err = m.stop(ctx, pz, b.ID(), keepMemory, opts.Memory == MemoryKeep)
+	memory := "dropped"
+	if keepMemory && err == nil {
+		memory = "kept"
+	}
 	ev := &audit.Event{Kind: audit.KindSandboxPause, Principal: p, Session: b.Session, SandboxID: b.ID(), ContainerID: info.ContainerID,
-		Summary: map[string]string{"reason": reason}, Outcome: audit.OutcomeOK, DurationMs: time.Since(start).Milliseconds()}
+		Summary: map[string]string{"reason": reason, "memory": memory}, Outcome: audit.OutcomeOK, DurationMs: time.Since(start).Milliseconds()}
 	if err != nil {
 		ev.Outcome, ev.Error = audit.OutcomeError, err.Error()
 	}
@@ -194,14 +268,30 @@ func (m *Fleet) pause(ctx context.Context, b *Box, p identity.Identity, reason s
 	// The provider's listing says when, and what it takes on disk now.
 	info.State, info.PausedAt = sandbox.StatePaused, time.Now().UTC()
 	if listed, err := m.provider.List(ctx, sandbox.Filter{ID: b.ID()}); err == nil && len(listed) == 1 {
-		info.PausedAt, info.DiskBytes = listed[0].PausedAt, listed[0].DiskBytes
+		info.PausedAt, info.DiskBytes, info.MemoryKept = listed[0].PausedAt, listed[0].DiskBytes, listed[0].MemoryKept
 	}
 	b.Mu.Lock()
 	b.sb, b.pausedAt, b.pausedFor = pausedSandbox{info: info, p: m.provider}, info.PausedAt, reason
 	b.pausedBytes.Store(info.DiskBytes)
 	b.Mu.Unlock()
-	m.log.Info("sandbox paused", "sandbox_id", b.ID(), "reason", reason, "duration_ms", ev.DurationMs, "disk_bytes", info.DiskBytes)
+	m.log.Info("sandbox paused", "sandbox_id", b.ID(), "reason", reason, "memory_kept", info.MemoryKept, "duration_ms", ev.DurationMs, "disk_bytes", info.DiskBytes)
 	return nil
+}
+
+// stop pauses sandbox id through the provider, checkpointing its memory
+// when keepMemory. A checkpoint that fails leaves the sandbox running:
+// unless the memory was required, it is then paused with its files.
+func (m *Fleet) stop(ctx context.Context, pz sandbox.Pauser, id string, keepMemory, required bool) error {
+	mp, ok := pz.(sandbox.MemoryPauser)
+	if !keepMemory || !ok {
+		return pz.Pause(ctx, id)
+	}
+	err := mp.PauseKeepingMemory(ctx, id)
+	if err == nil || required || !errors.Is(err, sandbox.ErrCannotKeepMemory) {
+		return err
+	}
+	m.log.Warn("sandbox memory could not be kept: pausing it with its files", "sandbox_id", id, "error", err)
+	return pz.Pause(ctx, id)
 }
 
 // reservePaused counts b's sandbox, as it is on disk now, against its
@@ -298,7 +388,7 @@ func (m *Fleet) Resume(ctx context.Context, b *Box, p identity.Identity, reason 
 		b.Mu.Unlock()
 		return Note{}, nil
 	}
-	pausedAt := b.pausedAt
+	pausedAt, memoryKept := b.pausedAt, b.sb.Info().MemoryKept
 	b.Mu.Unlock()
 	release, err := m.reserve(ctx, b.Tenant)
 	if err != nil {
@@ -312,6 +402,12 @@ func (m *Fleet) Resume(ctx context.Context, b *Box, p identity.Identity, reason 
 		Summary: map[string]string{"reason": reason}, Outcome: audit.OutcomeOK, DurationMs: time.Since(start).Milliseconds()}
 	if err != nil {
 		ev.Outcome, ev.Error = audit.OutcomeError, err.Error()
+	}
+	// What the resumed sandbox reports: its memory restored, or not.
+	restored := err == nil && sb.Info().MemoryKept
+	ev.Summary["memory"] = "none"
+	if restored {
+		ev.Summary["memory"] = "restored"
 	}
 	m.metrics.SandboxResumes.WithLabelValues(reason, ev.Outcome).Inc()
 	if err != nil {
@@ -333,15 +429,22 @@ func (m *Fleet) Resume(ctx context.Context, b *Box, p identity.Identity, reason 
 		}
 	}
 	b.touch()
-	m.log.Info("sandbox resumed", "sandbox_id", b.ID(), "reason", reason, "duration_ms", ev.DurationMs)
-	meta := map[string]any{"sandbox_id": b.ID()}
+	m.log.Info("sandbox resumed", "sandbox_id", b.ID(), "reason", reason, "memory_restored", restored, "duration_ms", ev.DurationMs)
+	meta := map[string]any{"sandbox_id": b.ID(), "memory_restored": restored}
 	since := "before the gateway restarted"
 	if !pausedAt.IsZero() {
 		meta["paused_at"] = pausedAt.UTC().Format(time.RFC3339)
 		since = "since " + pausedAt.UTC().Format(time.RFC3339)
 	}
+	what := "/workspace is as it was; processes, /tmp and interpreter state from before the pause are gone"
+	switch {
+	case restored:
+		what = "its memory was restored: processes, /tmp, interpreter state and the browser carry on where they were"
+	case memoryKept:
+		what = "its memory could not be restored, so it started afresh: /workspace is as it was; processes, /tmp and interpreter state from before the pause are gone"
+	}
 	return Note{Key: MetaSandboxResumed, Meta: meta,
-		Text: fmt.Sprintf("[sandbox %s was paused (%s) and was resumed for this call: /workspace is as it was; processes, /tmp and interpreter state from before the pause are gone]", b.ID(), since)}, nil
+		Text: fmt.Sprintf("[sandbox %s was paused (%s) and was resumed for this call: %s]", b.ID(), since, what)}, nil
 }
 
 // lifetimeAfterResume is the maximum lifetime's end of a sandbox

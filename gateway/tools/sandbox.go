@@ -28,6 +28,11 @@ type sandboxRefArgs struct {
 	SandboxID string `json:"sandbox_id,omitempty" jsonschema:"Sandbox id from sandbox_create; omit it for your MCP session's sandbox or, without a session, this client's default sandbox."`
 }
 
+type sandboxPauseArgs struct {
+	sandboxRefArgs
+	KeepMemory *bool `json:"keep_memory,omitempty" jsonschema:"true: keep the sandbox's memory (its processes, /tmp, interpreter variables and browser carry on when it resumes), or fail where the gateway cannot (sandboxes under runc); false: keep its files only. Default: its memory where the gateway can keep it."`
+}
+
 // sandboxInfo is sandbox_info's and sandbox_create's structuredContent.
 type sandboxInfo struct {
 	SandboxID   string    `json:"sandbox_id"`
@@ -43,12 +48,15 @@ type sandboxInfo struct {
 	// PausedAt and RemovedAt, for a paused sandbox: when it was paused
 	// (absent when the gateway restarted since and cannot tell) and
 	// when it will be destroyed unless a call resumes it first.
-	PausedAt  *time.Time     `json:"paused_at,omitempty"`
-	RemovedAt *time.Time     `json:"removed_at,omitempty"`
-	Limits    map[string]any `json:"limits"`
-	Workspace workspaceInfo  `json:"workspace"`
-	Network   networkInfo    `json:"network"`
-	Runner    *protocol.Info `json:"runner,omitempty"`
+	PausedAt  *time.Time `json:"paused_at,omitempty"`
+	RemovedAt *time.Time `json:"removed_at,omitempty"`
+	// MemoryKept, for a paused sandbox: its memory was checkpointed and
+	// its processes carry on when it resumes.
+	MemoryKept bool           `json:"memory_kept,omitempty"`
+	Limits     map[string]any `json:"limits"`
+	Workspace  workspaceInfo  `json:"workspace"`
+	Network    networkInfo    `json:"network"`
+	Runner     *protocol.Info `json:"runner,omitempty"`
 }
 
 // workspaceInfo describes a sandbox's /workspace for sandbox_info.
@@ -75,9 +83,9 @@ func sandboxTools() []toolDef {
 			tool: mcpapi.NewTool("sandbox_network", argsSchema[sandboxNetworkArgs](), mcpapi.WithReadOnlyHintAnnotation(false), mcpapi.WithDestructiveHintAnnotation(false),
 				mcpapi.WithDescription("Show a sandbox's network allowlist, or replace it by passing allow (within what the operator allows your tenant). Programs in the sandbox reach the network only through its proxy (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY are set); new connections follow the new list at once."))},
 		{category: catSandbox, summary: summarize("sandbox_id"), run: runSandboxPause,
-			tool: mcpapi.NewTool("sandbox_pause", argsSchema[sandboxRefArgs](), mcpapi.WithReadOnlyHintAnnotation(false), mcpapi.WithDestructiveHintAnnotation(true),
+			tool: mcpapi.NewTool("sandbox_pause", argsSchema[sandboxPauseArgs](), mcpapi.WithReadOnlyHintAnnotation(false), mcpapi.WithDestructiveHintAnnotation(true),
 				mcpapi.WithIdempotentHintAnnotation(true),
-				mcpapi.WithDescription("Pause a sandbox: end every process in it and free its CPU and memory, keeping its /workspace, id, network allowlist and expiry. The next call that uses it resumes it (or call sandbox_resume); processes, /tmp and interpreter state do not survive."))},
+				mcpapi.WithDescription("Pause a sandbox: free its CPU and memory, keeping its /workspace, id, network allowlist and expiry. The next call that uses it resumes it (or call sandbox_resume). Where the gateway runs sandboxes under gVisor their memory is kept too, so processes, /tmp, interpreter state and the browser carry on after the resume; elsewhere they end (keep_memory chooses)."))},
 		{category: catSandbox, summary: summarize("sandbox_id"), run: runSandboxResume,
 			tool: mcpapi.NewTool("sandbox_resume", argsSchema[sandboxRefArgs](), mcpapi.WithReadOnlyHintAnnotation(false), mcpapi.WithDestructiveHintAnnotation(false),
 				mcpapi.WithIdempotentHintAnnotation(true),
@@ -205,7 +213,7 @@ func (c *call) describe(b *fleet.Box, ri *protocol.Info) sandboxInfo {
 	out := sandboxInfo{SandboxID: b.ID(), State: "running", Image: inf.Image, ContainerID: inf.ContainerID, CreatedAt: inf.CreatedAt, ExpiresAt: b.EndAt(),
 		IdleTTL: l.IdleTTL.String(), OnIdle: onIdle}
 	if b.Paused() {
-		out.State, ws.HostBytes = "paused", inf.DiskBytes
+		out.State, ws.HostBytes, out.MemoryKept = "paused", inf.DiskBytes, inf.MemoryKept
 		if at := b.PausedAt(); !at.IsZero() {
 			removed := c.g.boxes.RemovedAt(b)
 			out.PausedAt, out.RemovedAt = &at, &removed
@@ -230,16 +238,25 @@ func runSandboxDestroy(ctx context.Context, c *call) (*mcpapi.CallToolResult, er
 }
 
 func runSandboxPause(ctx context.Context, c *call) (*mcpapi.CallToolResult, error) {
-	b, err := c.named(ctx)
+	a, err := bind[sandboxPauseArgs](c)
+	if err != nil {
+		return nil, err
+	}
+	b, err := c.recorded(ctx, a.SandboxID)
 	if err != nil {
 		return nil, err
 	}
 	c.end.ContainerID = b.Info().ContainerID
-	if err := c.g.boxes.Pause(ctx, b, c.p, "sandbox_pause"); err != nil {
+	opts := fleet.PauseOptions{Memory: fleet.MemoryChoice(a.KeepMemory)}
+	if err := c.g.boxes.Pause(ctx, b, c.p, "sandbox_pause", opts); err != nil {
 		return nil, err
 	}
-	return structured(map[string]any{"sandbox_id": b.ID(), "state": "paused"},
-		fmt.Sprintf("paused sandbox %s: its /workspace is kept; the next call that uses it resumes it", b.ID()), false), nil
+	kept := b.Info().MemoryKept
+	text := fmt.Sprintf("paused sandbox %s: its /workspace is kept; the next call that uses it resumes it", b.ID())
+	if kept {
+		text = fmt.Sprintf("paused sandbox %s with its memory: the next call that uses it resumes it, and its processes carry on where they were", b.ID())
+	}
+	return structured(map[string]any{"sandbox_id": b.ID(), "state": "paused", "memory_kept": kept}, text, false), nil
 }
 
 func runSandboxResume(ctx context.Context, c *call) (*mcpapi.CallToolResult, error) {

@@ -134,6 +134,9 @@ func (p *Provider) Resume(ctx context.Context, id string) (sandbox.Sandbox, erro
 	if err != nil {
 		return nil, err
 	}
+	if h, ok := sb.(*handle); ok {
+		h.info.MemoryKept = restored
+	}
 	p.log.Info("sandbox resumed", "sandbox_id", id, "container_id", short(c.ID), "memory_restored", restored, "duration_ms", time.Since(start).Milliseconds())
 	return sb, nil
 }
