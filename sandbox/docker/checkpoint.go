@@ -8,11 +8,13 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/checkpoint"
 	"github.com/docker/docker/api/types/container"
+	"golang.org/x/sys/unix"
 
 	"github.com/sandgate/sandgate/runner/protocol"
 	"github.com/sandgate/sandgate/sandbox"
@@ -43,9 +45,20 @@ const memoryRuntime = "runsc"
 const (
 	// prepareTimeout bounds the runner's letting go of its sockets.
 	prepareTimeout = 5 * time.Second
-	// reopenEvery is how often a restored runner is signalled until it
-	// listens: a signal sent as the restore finishes could be lost.
-	reopenEvery = 250 * time.Millisecond
+	// reopenAfter is how long a restored runner gets to bind again after
+	// its signal before it is signalled again (the signal may have come
+	// before it could take it). A runner that bound is not signalled
+	// again: signals repeated every 250 ms regardless made restored
+	// runners that accept nothing (see restore) several times as common.
+	reopenAfter = time.Second
+	// restoreAttempts bounds the tries of a restore the engine refuses
+	// for its own race (startFromCheckpoint).
+	restoreAttempts = 5
+	// restoreTries bounds the restores of one checkpoint whose runner
+	// does not answer (see restore).
+	restoreTries = 3
+	// answerTimeout bounds a restored runner's answer to a connection.
+	answerTimeout = 5 * time.Second
 )
 
 var _ sandbox.MemoryPauser = (*Provider)(nil)
@@ -128,35 +141,102 @@ func (p *Provider) checkpoint(ctx context.Context, id, containerID string) error
 		_ = p.dropCheckpoint(context.WithoutCancel(ctx), containerID)
 		return fmt.Errorf("checkpoint container %s: %w", short(containerID), engineErr(err))
 	}
-	return nil
+	// The engine answers before it has seen the container exit; a resume
+	// that came first would find it running and restore nothing.
+	return p.waitStopped(ctx, containerID)
+}
+
+// waitStopped returns once a container has stopped, a minute at most.
+func (p *Provider) waitStopped(ctx context.Context, containerID string) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	exited, errc := p.cli.ContainerWait(ctx, containerID, container.WaitConditionNotRunning)
+	select {
+	case <-exited:
+		return nil
+	case err := <-errc:
+		return fmt.Errorf("wait for container %s to stop after its checkpoint: %w", short(containerID), engineErr(err))
+	}
 }
 
 // restore starts a paused sandbox's container from its checkpoint and
 // waits for its runner, which it signals to listen again.
 func (p *Provider) restore(ctx context.Context, containerID, sock string) error {
-	err := p.cli.ContainerStart(ctx, containerID, container.StartOptions{CheckpointID: checkpointName})
+	before := socketFile(sock)
+	if err := p.startFromCheckpoint(ctx, containerID); err != nil {
+		return err
+	}
+	// The runner replaces its socket when it binds again: a new file
+	// (its inode number may be the old one's, reused; not its ctime).
+	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
+	defer cancel()
+	for socketFile(sock) == before {
+		p.reopenRunner(ctx, containerID)
+		deadline := time.Now().Add(reopenAfter)
+		for socketFile(sock) == before && time.Now().Before(deadline) && ctx.Err() == nil {
+			time.Sleep(readyPoll)
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("%w: the restored runner did not listen again within %v", sandbox.ErrStartFailed, readyTimeout)
+		}
+	}
+	if err := p.waitReady(ctx, containerID, sock); err != nil {
+		return err
+	}
+	// A socket that takes connections is not yet a runner that answers:
+	// gVisor can restore a process whose epoll never reports an event
+	// again (google/gvisor#13920), and Go's network poller then never
+	// hears of the connection. Only an answer proves the restore.
+	actx, cancel := context.WithTimeout(ctx, answerTimeout)
+	defer cancel()
+	cl, err := protocol.Dial(actx, func(ctx context.Context) (net.Conn, error) { return dialSocket(ctx, sock) })
+	if err != nil {
+		return fmt.Errorf("the restored runner does not answer: %w", err)
+	}
+	return cl.Close()
+}
+
+// startFromCheckpoint starts a container from its pause checkpoint. The
+// engine (Docker 20.10 to 29 with containerd) sometimes refuses a restore
+// soon after a checkpoint with "failed to upload checkpoint to
+// containerd: commit failed: content ...: already exists"
+// (moby/moby#42900); the same start a moment later works, so it is tried
+// again, a few times.
+func (p *Provider) startFromCheckpoint(ctx context.Context, containerID string) error {
+	var err error
+	for attempt := range restoreAttempts {
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(time.Duration(attempt) * 200 * time.Millisecond):
+			}
+			p.log.Info("restore refused by the engine's known race; trying again", "container_id", short(containerID), "attempt", attempt+1, "error", err)
+		}
+		err = p.cli.ContainerStart(ctx, containerID, container.StartOptions{CheckpointID: checkpointName})
+		if err == nil || !strings.Contains(err.Error(), "already exists") {
+			break
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("restore container %s from its checkpoint: %w", short(containerID), engineErr(err))
 	}
-	signalled := make(chan struct{})
-	sigCtx, stop := context.WithCancel(ctx)
-	go func() {
-		defer close(signalled)
-		tick := time.NewTicker(reopenEvery)
-		defer tick.Stop()
-		for {
-			p.reopenRunner(sigCtx, containerID)
-			select {
-			case <-sigCtx.Done():
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	err = p.waitReady(ctx, containerID, sock)
-	stop()
-	<-signalled
-	return err
+	return nil
+}
+
+// fileID tells one file at a path from the next: its inode and change
+// time; zero when there is none.
+type fileID struct {
+	ino   uint64
+	ctime unix.Timespec
+}
+
+func socketFile(path string) fileID {
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil {
+		return fileID{}
+	}
+	return fileID{st.Ino, st.Ctim}
 }
 
 // stopQuietly stops a container whose restore failed half way, so that
