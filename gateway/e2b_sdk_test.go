@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"slices"
@@ -13,7 +14,9 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/auth"
+	"github.com/sandgate/sandgate/gateway"
 	"github.com/sandgate/sandgate/gateway/audit"
+	"github.com/sandgate/sandgate/sandbox/sandboxtest"
 )
 
 // sdkReport is what testdata/e2b/sdk.mjs prints.
@@ -115,6 +118,32 @@ func TestE2BSDK(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestE2BSDKMemoryGVisor drives the pinned E2B SDKs against a gateway
+// whose sandboxes run under gVisor: pause() keeps a background command
+// and the code interpreter's variable, connect with onResume 'reboot'
+// drops them (sdk.mjs, part memory).
+func TestE2BSDKMemoryGVisor(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("needs Node, npm and the Docker engine; skipped in -short mode")
+	}
+	node, npm := requireNode(t)
+	dir := installNodeClient(t, npm, "e2b")
+	og, keys := e2bKeyGatewayOn(t, func(t testing.TB, ln net.Listener, mutate func(*gateway.Config)) *testGateway {
+		sandboxtest.RequireRuntime(t, "runsc")
+		return startDockerGateway(t, &testGateway{ln: ln, Runtime: "runsc"}, mutate)
+	})
+	key, _, err := keys.Add("sdk", "tenant-sdk", []string{auth.ScopeExec, auth.ScopeFilesRead, auth.ScopeFilesWrite})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := runSDKScript(t, node, dir, []string{"SDK_PARTS=memory", "E2B_API_URL=" + og.Base, "E2B_SANDBOX_URL=" + og.Base, "E2B_API_KEY=" + key})
+	t.Logf("e2b %s under gVisor: %d checks passed: %v", rep.SDK, len(rep.Steps), rep.Steps)
+	if len(rep.Steps) < 4 {
+		t.Errorf("only %d checks ran: %v", len(rep.Steps), rep.Steps)
 	}
 }
 
