@@ -37,6 +37,8 @@ run: setup build images ## start the gateway on 127.0.0.1:8080 (local Docker, au
 
 test: setup setup-gvisor build images ## run every test: unit, the real Docker engine (runc and gVisor), then the Kubernetes tier (test-k8s)
 	REQUIRE_DOCKER=1 $(GO) test -count=1 -timeout 45m ./...
+	@# The local cluster's CSI driver is a module of its own (its gRPC and CSI deps stay out of go.mod).
+	$(GO) -C deploy/kubernetes/local/csi-workspace test -count=1 ./...
 	REQUIRE_DOCKER=1 SANDGATE_DISRUPTIVE=1 $(GO) test -count=1 -timeout 10m -run 'Disruptive' ./gateway/
 	@# The Docker provider again, on an engine of its own that remaps user namespaces.
 	host=$$(deploy/userns-engine.sh start) && \

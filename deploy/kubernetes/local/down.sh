@@ -19,6 +19,7 @@ main() {
 	stop_daemons
 	kill_the_rest
 	unmount_state
+	detach_loops
 	remove_cgroups
 	remove_network
 	remove_chains iptables
@@ -81,6 +82,17 @@ state_mounts() { awk -v s="$K8S_STATE" '$5 == s || index($5, s "/") == 1 {print 
 unmount_state() {
 	local m
 	for m in $(state_mounts); do umount "$m" 2>/dev/null || umount -l "$m"; done
+}
+
+# detach_loops: loop devices still bound to a file of ours. csi-workspace's
+# volumes set autoclear, so unmounting them frees their devices; this is
+# for one left behind (a mount that failed half-way, a killed driver).
+detach_loops() {
+	local dev
+	for dev in $(losetup -l -n -O NAME,BACK-FILE 2>/dev/null | awk -v s="$K8S_STATE/" 'index($2, s) == 1 {print $1}'); do
+		log "detaching $dev"
+		losetup -d "$dev" || log "warning: could not detach $dev"
+	done
 }
 
 remove_cgroups() {

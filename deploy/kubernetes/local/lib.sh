@@ -37,6 +37,13 @@ PORT_KUBELET=20250
 PORT_KUBELET_HEALTHZ=20248
 PORT_CONTROLLER_MANAGER=20257
 PORT_SCHEDULER=20259
+# csi-provisioner's metrics, on loopback.
+PORT_CSI_PROVISIONER=20261
+
+# Workspace storage: csi-workspace (build-csi.sh) and its StorageClass.
+K8S_CSI_DRIVER=workspace.csi.sandgate.dev
+K8S_STORAGE_CLASS=sandgate-workspace
+K8S_CSI=$K8S_STATE/csi
 
 # Sysctls the kubelet (its "kernel tunables") and the CNI bridge plugin set;
 # up.sh records them and down.sh puts them back.
@@ -47,7 +54,7 @@ K8S_SYSCTLS=(vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_o
 K8S_HOST_PATHS=(/var/lib/kubelet /var/log/containers /var/lib/cni)
 
 # Daemons in start order; down.sh stops them in reverse.
-K8S_DAEMONS=(etcd containerd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-router)
+K8S_DAEMONS=(etcd containerd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-router csi-workspace csi-provisioner)
 
 log() { printf '%s k8s: %s\n' "$(date +%T)" "$*" >&2; }
 

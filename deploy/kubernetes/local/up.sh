@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Starts a real single-node Kubernetes on this machine for the Kubernetes
 # provider's test tier: etcd, kube-apiserver, controller-manager, scheduler,
-# a separate containerd 2 (runc and gVisor), the kubelet and kube-router
-# (NetworkPolicy only), all state under /var/lib/sandgate-k8s and on
-# non-default ports, so Docker and its containerd are never touched. Writes
-# an admin kubeconfig to /var/lib/sandgate-k8s/kubeconfig. Idempotent: a
-# healthy cluster is left as it is; a broken one is torn down and restarted.
+# a separate containerd 2 (runc and gVisor), the kubelet, kube-router
+# (NetworkPolicy only) and the workspace storage (csi-workspace and
+# csi-provisioner, StorageClass sandgate-workspace), all state under
+# /var/lib/sandgate-k8s and on non-default ports, so Docker and its
+# containerd are never touched. Writes an admin kubeconfig to
+# /var/lib/sandgate-k8s/kubeconfig. Idempotent: a healthy cluster is left
+# as it is; a broken one is torn down and restarted.
 # Why a hand-made cluster: no registry or release download is reachable, so
 # kind, k3s and kubeadm's images are out; everything is built by build.sh.
 set -euo pipefail
@@ -15,11 +17,12 @@ PKI=$K8S_STATE/pki
 
 main() {
 	need_root
-	ensure_packages iptables:iptables ip:iproute2 ss:iproute2 openssl:openssl curl:curl
+	ensure_packages iptables:iptables ip:iproute2 ss:iproute2 openssl:openssl curl:curl mke2fs:e2fsprogs losetup:mount
 	lock "$K8S_CACHE/cluster.lock"
 	local cache t0
 	cache=$("$K8S_DIR/build.sh")
 	BIN=$cache/bin
+	CSI_BIN=$("$K8S_DIR/build-csi.sh")/bin
 	if healthy; then
 		log "already up"
 		summary
@@ -44,6 +47,7 @@ main() {
 	start_kubelet
 	start_kube_router
 	wait_for kube-apiserver 30 "RuntimeClasses runc and gvisor" kc apply -f "$K8S_DIR/config/runtimeclasses.yaml"
+	start_storage
 	# The node turns Ready before the controller-manager creates the default
 	# ServiceAccount, and pods cannot be created until it exists.
 	wait_for kube-controller-manager 60 "ServiceAccount default/default" kc -n default get serviceaccount default
@@ -56,6 +60,7 @@ main() {
 # default ServiceAccount are ready.
 healthy() {
 	[ -f "$K8S_KUBECONFIG" ] && [ "$(readlink "$K8S_STATE/bin")" = "$BIN" ] || return 1
+	[ "$(readlink "$K8S_STATE/csi-bin")" = "$CSI_BIN" ] || return 1
 	grep -qx "    server: https://$K8S_NODE_IP:$PORT_APISERVER" "$K8S_KUBECONFIG" || return 1
 	local d
 	for d in "${K8S_DAEMONS[@]}"; do pid_of "$d" >/dev/null || return 1; done
@@ -72,13 +77,14 @@ summary() {
   kubectl:            $K8S_STATE/bin/kubectl
   containerd socket:  $K8S_SOCK   (load images: deploy/kubernetes/local/load-image.sh IMAGE...)
   RuntimeClasses:     runc, gvisor
+  StorageClass:       $K8S_STORAGE_CLASS (driver $K8S_CSI_DRIVER; volumes in $K8S_CSI/volumes)
   logs:               $K8S_LOGS
 EOF
 }
 
 check_ports() {
 	local p busy
-	for p in "$PORT_ETCD" "$PORT_ETCD_PEER" "$PORT_APISERVER" "$PORT_KUBELET" "$PORT_KUBELET_HEALTHZ" "$PORT_CONTROLLER_MANAGER" "$PORT_SCHEDULER"; do
+	for p in "$PORT_ETCD" "$PORT_ETCD_PEER" "$PORT_APISERVER" "$PORT_KUBELET" "$PORT_KUBELET_HEALTHZ" "$PORT_CONTROLLER_MANAGER" "$PORT_SCHEDULER" "$PORT_CSI_PROVISIONER"; do
 		busy=$(ss -Hltnp "sport = :$p")
 		[ -z "$busy" ] || die "TCP port $p is already in use, the local cluster needs it: $busy"
 	done
@@ -108,8 +114,9 @@ record_baseline() {
 
 # prepare_host: state dirs, a shared mount for them, our cgroups, the bridge.
 prepare_host() {
-	mkdir -p "$K8S_LOGS/runsc" "$K8S_RUN" "$PKI" "$K8S_STATE/cni/net.d" "$K8S_STATE/containerd" "$K8S_STATE/kubelet/root"
+	mkdir -p "$K8S_LOGS/runsc" "$K8S_RUN" "$K8S_CSI" "$PKI" "$K8S_STATE/cni/net.d" "$K8S_STATE/containerd" "$K8S_STATE/kubelet/root"
 	ln -sfn "$BIN" "$K8S_STATE/bin"
+	ln -sfn "$CSI_BIN" "$K8S_STATE/csi-bin"
 	# containerd runs in a mount namespace of its own (see start_containerd);
 	# the kubelet's volume mounts under the state dir must reach it.
 	mount --bind "$K8S_STATE" "$K8S_STATE"
@@ -139,8 +146,9 @@ make_pki() {
 	cert scheduler system:kube-scheduler "" ""
 	cert kubelet "system:node:$K8S_NODE" system:nodes "IP:$K8S_NODE_IP,IP:127.0.0.1,DNS:$K8S_NODE"
 	cert kube-router sandgate-k8s-kube-router system:masters ""
+	cert csi-provisioner sandgate-k8s-csi-provisioner system:masters ""
 	local n
-	for n in controller-manager scheduler kubelet kube-router; do kubeconfig "$n" >"$PKI/$n.kubeconfig"; done
+	for n in controller-manager scheduler kubelet kube-router csi-provisioner; do kubeconfig "$n" >"$PKI/$n.kubeconfig"; done
 	kubeconfig admin >"$K8S_KUBECONFIG.tmp"
 }
 
@@ -187,6 +195,7 @@ render_configs() {
 	render runsc.toml "$K8S_STATE/containerd/runsc.toml" "$cache"
 	render cni.conflist "$K8S_STATE/cni/net.d/10-sandgate-k8s.conflist" "$cache"
 	render kubelet.yaml "$K8S_STATE/kubelet/config.yaml" "$cache"
+	render storage.yaml "$K8S_CSI/storage.yaml" "$cache"
 }
 
 # render TEMPLATE OUT CACHE: fill a config/ template's @PLACEHOLDERS@.
@@ -195,6 +204,7 @@ render() {
 		-e "s|@PAUSE_IMAGE@|$K8S_PAUSE_IMAGE|g" -e "s|@BRIDGE@|$K8S_BRIDGE|g" \
 		-e "s|@POD_SUBNET@|$K8S_POD_SUBNET|g" -e "s|@NODE_IP@|$K8S_NODE_IP|g" -e "s|@CGROUP@|$K8S_CGROUP|g" \
 		-e "s|@PORT_KUBELET@|$PORT_KUBELET|g" -e "s|@PORT_KUBELET_HEALTHZ@|$PORT_KUBELET_HEALTHZ|g" \
+		-e "s|@CSI_DRIVER@|$K8S_CSI_DRIVER|g" -e "s|@STORAGE_CLASS@|$K8S_STORAGE_CLASS|g" \
 		"$K8S_DIR/config/$1" >"$2"
 	! grep -n '@[A-Z_]*@' "$2" || die "unfilled placeholder in $2"
 }
@@ -317,6 +327,28 @@ start_kube_router() {
 		--hostname-override="$K8S_NODE" --service-cluster-ip-range="$K8S_SERVICE_CIDR" \
 		--health-port=0 --metrics-port=0 --v=1
 	wait_for kube-router 60 "its iptables chain KUBE-ROUTER-FORWARD" iptables -S KUBE-ROUTER-FORWARD
+}
+
+# start_storage: the workspace storage. csi-workspace serves the CSI
+# controller and node services as one host process and registers with the
+# kubelet through its plugins_registry; csi-provisioner (admin
+# credentials, like kube-router: a host process of the cluster's own)
+# turns claims of the StorageClass into volumes. The volumes live under
+# $K8S_CSI/volumes and go with the state dir at k8s-down, as etcd does.
+start_storage() {
+	wait_for kube-apiserver 30 "CSIDriver $K8S_CSI_DRIVER, StorageClass $K8S_STORAGE_CLASS" kc apply -f "$K8S_CSI/storage.yaml"
+	start csi-workspace "$CSI_BIN/csi-workspace" -driver "$K8S_CSI_DRIVER" -node "$K8S_NODE" \
+		-csi-socket "$K8S_CSI/csi.sock" -root "$K8S_CSI/volumes" -registry "$K8S_STATE/kubelet/root/plugins_registry"
+	wait_for csi-workspace 30 "driver registered on node $K8S_NODE" csi_registered
+	start csi-provisioner "$CSI_BIN/csi-provisioner" --kubeconfig="$PKI/csi-provisioner.kubeconfig" \
+		--csi-address="$K8S_CSI/csi.sock" --leader-election=false --http-endpoint="127.0.0.1:$PORT_CSI_PROVISIONER" \
+		--extra-create-metadata --v=2
+	wait_for csi-provisioner 30 "/metrics" curl -fsS -o /dev/null "http://127.0.0.1:$PORT_CSI_PROVISIONER/metrics"
+}
+
+# csi_registered: the kubelet lists the driver in the node's CSINode.
+csi_registered() {
+	kc get csinode "$K8S_NODE" -o jsonpath='{.spec.drivers[*].name}' | grep -qw "$K8S_CSI_DRIVER"
 }
 
 main "$@"
