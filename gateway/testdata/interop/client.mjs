@@ -195,10 +195,6 @@ async function main() {
     await runCode(client);
 
     if (transport.sessionId) {
-      // From here the session is ending: the DELETE ends the standalone
-      // GET stream, and the SDK may try to reopen it (404, the session is
-      // gone) before close() stops it. A failed DELETE still throws.
-      closing = true;
       await transport.terminateSession();
       observed.terminated = true;
     }
