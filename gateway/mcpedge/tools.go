@@ -55,10 +55,8 @@ func serveTool(run mcpapi.ToolHandler) server.ToolHandlerFunc {
 				call.ClientName = info.Name
 			}
 		}
-		if n := newNotifier(ctx, token); n != nil {
-			call.Notifier = n
-			// The result follows only what the call sent while it ran.
-			defer n.out.end()
+		if srv := server.ServerFromContext(ctx); srv != nil {
+			call.Notifier = &notifier{ctx: ctx, srv: srv, token: token}
 		}
 		res, err := run(ctx, call)
 		if err != nil {
