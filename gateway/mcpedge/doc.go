@@ -12,6 +12,9 @@
 //     replica that holds them;
 //   - the standalone GET stream of a legacy session, served here rather
 //     than by mcp-go (standalone.go, standalone_hub.go);
+//   - a running call's progress and log notifications written into its
+//     own response by the edge, not queued for mcp-go, which can lose
+//     them (notify.go);
 //   - large text results spliced into the response unencoded by mcp-go
 //     (bulktext.go);
 //   - a tools/list_changed that mcp-go dropped at the end of a request

@@ -104,7 +104,11 @@ func (e *Edge) principalStage(next http.Handler) http.Handler {
 		}
 		bulk := &bulkTexts{}
 		r = r.WithContext(withBulkTexts(ctx, bulk))
-		next.ServeHTTP(&bindingWriter{ResponseWriter: w, e: e, r: r, p: p, bulk: bulk}, r)
+		// A running call writes its notifications into the response
+		// itself (notify.go).
+		out := newResponseStream(&bindingWriter{ResponseWriter: w, e: e, r: r, p: p, bulk: bulk})
+		defer out.close()
+		next.ServeHTTP(out, r.WithContext(withResponseStream(r.Context(), out)))
 	})
 }
 

@@ -33,16 +33,7 @@ import (
 // first, so that mcp-go answers with an SSE stream.
 func pinEdge(t *testing.T) (*Edge, *httptest.Server, *endedSessions) {
 	t.Helper()
-	sink, err := audit.OpenFile(filepath.Join(t.TempDir(), "audit.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sink.Close() })
-	ended := &endedSessions{}
-	e := New(Config{Local: identity.Identity{Issuer: "local", Subject: "local", Tenant: "local"}, BodyReadTimeout: time.Minute,
-		IdleTTL: 15 * time.Minute, Audit: sink, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: metrics.New(),
-		NeededScopes: func(Message) []string { return nil }, OnSessionEnd: ended.add,
-		Name: "pin", Version: "0"})
+	e, ended := testEdge(t)
 	big := func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		// The edge took the arguments out of the body mcp-go decoded.
 		msg, _ := MessageFrom(ctx)
@@ -50,9 +41,9 @@ func pinEdge(t *testing.T) (*Edge, *httptest.Server, *endedSessions) {
 			return nil, fmt.Errorf("mcp-go decoded arguments %v; the edge should have taken them out", req.GetArguments())
 		}
 		if msg.Args["notify"] != nil {
-			// As the gateway's stream.settle does: the forwarder takes
-			// one notification at a time, so once the second is taken
-			// the first is written, and the response is an SSE stream.
+			// Queued for mcp-go, whose forwarder takes one notification
+			// at a time: once the second is taken the first is written,
+			// and the response is an SSE stream.
 			srv := server.ServerFromContext(ctx)
 			for i := range 2 {
 				if err := srv.SendNotificationToClient(ctx, "notifications/progress", map[string]any{"progressToken": "p", "progress": i + 1}); err != nil {
@@ -71,6 +62,23 @@ func pinEdge(t *testing.T) (*Edge, *httptest.Server, *endedSessions) {
 	ts := httptest.NewServer(e.Middleware(e.Transport()))
 	t.Cleanup(ts.Close)
 	return e, ts, ended
+}
+
+// testEdge is an edge with authentication off and no tools, which
+// records the sessions that end.
+func testEdge(t *testing.T) (*Edge, *endedSessions) {
+	t.Helper()
+	sink, err := audit.OpenFile(filepath.Join(t.TempDir(), "audit.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sink.Close() })
+	ended := &endedSessions{}
+	e := New(Config{Local: identity.Identity{Issuer: "local", Subject: "local", Tenant: "local"}, BodyReadTimeout: time.Minute,
+		IdleTTL: 15 * time.Minute, Audit: sink, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: metrics.New(),
+		NeededScopes: func(Message) []string { return nil }, OnSessionEnd: ended.add,
+		Name: "pin", Version: "0"})
+	return e, ended
 }
 
 // drained waits until the session's notification queue is empty.

@@ -55,8 +55,10 @@ func serveTool(run mcpapi.ToolHandler) server.ToolHandlerFunc {
 				call.ClientName = info.Name
 			}
 		}
-		if srv := server.ServerFromContext(ctx); srv != nil {
-			call.Notifier = &notifier{ctx: ctx, srv: srv, token: token}
+		if n := newNotifier(ctx, token); n != nil {
+			call.Notifier = n
+			// The result follows only what the call sent while it ran.
+			defer n.out.end()
 		}
 		res, err := run(ctx, call)
 		if err != nil {

@@ -54,12 +54,8 @@ func RequireDocker(t testing.TB) {
 func RequireImage(t testing.TB, image string) {
 	t.Helper()
 	RequireDocker(t)
-	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
-	if err != nil {
-		t.Fatalf("docker client: %v", err)
-	}
-	defer cli.Close()
-	_, err = cli.ImageInspect(t.Context(), image)
+	cli := dockerClient(t)
+	_, err := cli.ImageInspect(t.Context(), image)
 	switch {
 	case cerrdefs.IsNotFound(err):
 		unavailable(t, "image %s missing (run `make images`)", image)
@@ -70,23 +66,30 @@ func RequireImage(t testing.TB, image string) {
 
 // RequireRuntime calls RequireDocker, then skips or fails t, by the same
 // rule, when the engine has no OCI runtime called name, or runs without
-// the experimental features that checkpoints need (deploy/setup-host.sh
+// the experimental features that checkpoints need (deploy/setup-gvisor.sh
 // registers gVisor's runsc with them).
 func RequireRuntime(t testing.TB, name string) {
 	t.Helper()
 	RequireDocker(t)
-	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
-	if err != nil {
-		t.Fatalf("docker client: %v", err)
-	}
-	defer cli.Close()
-	info, err := cli.Info(t.Context())
+	info, err := dockerClient(t).Info(t.Context())
 	if err != nil {
 		t.Fatalf("docker info: %v", err)
 	}
 	if _, ok := info.Runtimes[name]; !ok || !info.ExperimentalBuild {
-		unavailable(t, "the Docker engine has no runtime %q with checkpoints (experimental: %v); run deploy/setup-host.sh", name, info.ExperimentalBuild)
+		unavailable(t, "the Docker engine has no runtime %q with checkpoints (experimental: %v); run make setup-gvisor", name, info.ExperimentalBuild)
 	}
+}
+
+// dockerClient is a client of the engine the environment names, closed
+// when t ends.
+func dockerClient(t testing.TB) *client.Client {
+	t.Helper()
+	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		t.Fatalf("docker client: %v", err)
+	}
+	t.Cleanup(func() { cli.Close() })
+	return cli
 }
 
 // DockerCLI runs the docker CLI with args and returns its trimmed
