@@ -180,20 +180,12 @@ func (p *Provider) restore(ctx context.Context, containerID, sock string) error 
 			return fmt.Errorf("%w: the restored runner did not listen again within %v", sandbox.ErrStartFailed, readyTimeout)
 		}
 	}
-	if err := p.waitReady(ctx, containerID, sock); err != nil {
-		return err
-	}
-	// A socket that takes connections is not yet a runner that answers:
-	// gVisor can restore a process whose epoll never reports an event
-	// again (google/gvisor#13920), and Go's network poller then never
-	// hears of the connection. Only an answer proves the restore.
-	actx, cancel := context.WithTimeout(ctx, answerTimeout)
-	defer cancel()
-	cl, err := protocol.Dial(actx, func(ctx context.Context) (net.Conn, error) { return dialSocket(ctx, sock) })
-	if err != nil {
-		return fmt.Errorf("the restored runner does not answer: %w", err)
-	}
-	return cl.Close()
+	// Ready means the runner answered a protocol handshake (answers),
+	// not merely that its socket took a connection: gVisor can restore
+	// a process whose epoll never reports an event again
+	// (google/gvisor#13920), and Go's network poller then never hears of
+	// the connection.
+	return p.waitReady(ctx, containerID, sock)
 }
 
 // startFromCheckpoint starts a container from its pause checkpoint. The

@@ -3,10 +3,12 @@ package docker
 import (
 	"context"
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
 
+	"github.com/sandgate/sandgate/runner/protocol"
 	"github.com/sandgate/sandgate/sandbox"
 )
 
@@ -35,9 +37,8 @@ func (p *Provider) waitReady(ctx context.Context, containerID, sock string) erro
 	defer tick.Stop()
 	var lastErr error
 	for {
-		conn, err := dialSocket(waitCtx, sock)
+		err := p.answers(waitCtx, sock)
 		if err == nil {
-			conn.Close()
 			return nil
 		}
 		lastErr = err
@@ -59,6 +60,27 @@ func (p *Provider) waitReady(ctx context.Context, containerID, sock string) erro
 				sandbox.ErrStartFailed, sock, readyTimeout, lastErr)
 		}
 	}
+}
+
+// answers reports whether the runner on sock is ready. Under runc a
+// connection is proof enough. Under gVisor the first connections to a
+// runner just started (or restored) can be taken and then reset by the
+// peer on a loaded machine, so only a protocol handshake counts.
+func (p *Provider) answers(ctx context.Context, sock string) error {
+	if p.cfg.Runtime != memoryRuntime {
+		conn, err := dialSocket(ctx, sock)
+		if err == nil {
+			conn.Close()
+		}
+		return err
+	}
+	hctx, cancel := context.WithTimeout(ctx, answerTimeout)
+	defer cancel()
+	cl, err := protocol.Dial(hctx, func(ctx context.Context) (net.Conn, error) { return dialSocket(ctx, sock) })
+	if err != nil {
+		return err
+	}
+	return cl.Close()
 }
 
 // exitError explains a container that stopped before its runner listened.
