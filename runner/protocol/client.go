@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/coder/websocket"
@@ -67,6 +68,25 @@ type Client struct {
 	cancel context.CancelFunc
 }
 
+// A runner just started (a sandbox created or resumed) has, rarely and
+// only on a loaded host, reset the first connection it took before
+// reading the upgrade request: seen under gVisor and, once in a CI run,
+// under runc, and not reproduced in 160 pause/resume cycles under load.
+// A reset before any answer means the runner did nothing with the
+// request, so Dial tries again, resetRetries more times, resetBackoff
+// apart, within HandshakeTimeout. A runner that is really gone refuses
+// the next dial (no socket), which is returned at once.
+const (
+	resetRetries = 2
+	resetBackoff = 20 * time.Millisecond
+)
+
+// resetBeforeAnswer reports whether a websocket dial failed because the
+// peer reset the connection before any HTTP answer came.
+func resetBeforeAnswer(resp *http.Response, err error) bool {
+	return resp == nil && errors.Is(err, syscall.ECONNRESET)
+}
+
 // DialFunc opens the byte stream the websocket runs over (for the Docker
 // provider, a unix socket).
 type DialFunc func(ctx context.Context) (net.Conn, error)
@@ -83,10 +103,24 @@ func Dial(ctx context.Context, dial DialFunc) (*Client, error) {
 	header.Set(VersionHeader, strconv.Itoa(Version))
 	hctx, cancel := context.WithTimeout(ctx, HandshakeTimeout)
 	defer cancel()
-	conn, resp, err := websocket.Dial(hctx, "ws://runner"+Path, &websocket.DialOptions{
-		HTTPClient: &http.Client{Transport: transport},
-		HTTPHeader: header,
-	})
+	var (
+		conn *websocket.Conn
+		resp *http.Response
+		err  error
+	)
+	for try := 0; ; try++ {
+		conn, resp, err = websocket.Dial(hctx, "ws://runner"+Path, &websocket.DialOptions{
+			HTTPClient: &http.Client{Transport: transport},
+			HTTPHeader: header,
+		})
+		if err == nil || !resetBeforeAnswer(resp, err) || try == resetRetries {
+			break
+		}
+		select {
+		case <-time.After(resetBackoff):
+		case <-hctx.Done():
+		}
+	}
 	if err != nil {
 		if hctx.Err() != nil && ctx.Err() == nil {
 			return nil, &Error{Code: CodeUnresponsive, Message: fmt.Sprintf("its runner took the connection but did not answer within %s", HandshakeTimeout)}

@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -154,5 +156,72 @@ func TestStoppedRunnerProcess(t *testing.T) {
 	defer again.Close()
 	if err := again.Call(t.Context(), protocol.OpInfo, nil, nil); err != nil {
 		t.Fatalf("info after SIGCONT: %v", err)
+	}
+}
+
+// resettingListener resets the first n connections it takes, as a runner
+// just started has been seen to: it reads one byte of the upgrade
+// request and closes, so the rest is unread and the dialler's read fails
+// with ECONNRESET. It counts every connection.
+type resettingListener struct {
+	net.Listener
+	n     int
+	taken atomic.Int32
+}
+
+func (l *resettingListener) Accept() (net.Conn, error) {
+	for {
+		conn, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if int(l.taken.Add(1)) > l.n {
+			return conn, nil
+		}
+		_, _ = conn.Read(make([]byte, 1))
+		conn.Close()
+	}
+}
+
+// TestDialRetriesAReset: a runner that resets its first connections
+// before answering is dialled again, up to twice more; one that keeps
+// resetting fails Dial with the reset, after three connections.
+func TestDialRetriesAReset(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		resets, wantConns int
+		ok                bool
+	}{{resets: 2, wantConns: 3, ok: true}, {resets: 1000, wantConns: 3}} {
+		inner, err := net.Listen("unix", filepath.Join(t.TempDir(), "r.sock"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln := &resettingListener{Listener: inner, n: tc.resets}
+		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			conn, err := websocket.Accept(w, r, nil)
+			if err != nil {
+				return
+			}
+			defer conn.CloseNow()
+			<-r.Context().Done()
+		})}
+		go srv.Serve(ln)
+		c, err := protocol.Dial(t.Context(), func(ctx context.Context) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", inner.Addr().String())
+		})
+		switch {
+		case tc.ok && err != nil:
+			t.Errorf("%d resets: Dial: %v, want a connection", tc.resets, err)
+		case !tc.ok && (err == nil || !strings.Contains(err.Error(), "connection reset")):
+			t.Errorf("a runner that always resets: Dial: %v, want the reset", err)
+		}
+		if c != nil {
+			c.Close()
+		}
+		if got := int(ln.taken.Load()); got != tc.wantConns {
+			t.Errorf("%d resets: %d connections, want %d", tc.resets, got, tc.wantConns)
+		}
+		srv.Close()
 	}
 }
