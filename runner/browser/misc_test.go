@@ -84,15 +84,26 @@ func TestNavSettle(t *testing.T) {
 		t.Fatalf("settle without a navigation took %v", d)
 	}
 
+	// A navigation that began since seq is waited for until it ends.
+	// It begins before Settle is called: a Begin from a goroutine that
+	// sleeps first races settleGrace (60 ms) on a loaded machine, and
+	// whether the browser reports a navigation within the grace is not
+	// what this checks.
 	seq := n.Seq()
+	n.Begin()
+	ended := make(chan struct{})
 	go func() {
-		time.Sleep(50 * time.Millisecond)
-		n.Begin()
 		time.Sleep(200 * time.Millisecond)
+		close(ended)
 		n.End()
 	}()
 	if nav, err := n.Settle(ctx, seq); !nav || err != nil {
 		t.Fatalf("navigation: %v, %v", nav, err)
+	}
+	select {
+	case <-ended:
+	default:
+		t.Fatal("Settle returned before the navigation ended")
 	}
 
 	seq = n.Seq()
