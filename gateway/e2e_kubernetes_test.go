@@ -121,9 +121,10 @@ func (k kubeInstance) start(t testing.TB, mutate func(*gateway.Config)) *testGat
 }
 
 // TestKubernetesPodDeletedFromOutside deletes a session's sandbox pod
-// behind the gateway's back (an operator, an eviction): the session's
-// next call runs in a replacement pod, says its files are gone, and the
-// replacement is audited.
+// behind the gateway's back (an operator, an eviction, a drained node):
+// the session's next call runs in a replacement pod on the same
+// workspace volume (the shipped default), says its files were kept, and
+// the replacement is audited.
 func TestKubernetesPodDeletedFromOutside(t *testing.T) {
 	rc := sandboxtest.RequireKubernetes(t)
 	tg := startKubeGateway(t, rc, "runc", nil)
@@ -155,7 +156,7 @@ func TestKubernetesPodDeletedFromOutside(t *testing.T) {
 	}
 	res = mustOK(t, "run_shell after the pod was deleted", res)
 	out := allText(res)
-	if !strings.Contains(out, "answered") || !strings.Contains(out, "was replaced") || !strings.Contains(out, "files, processes and state from before are gone") || strings.Contains(out, "before.txt") {
+	if !strings.Contains(out, "answered") || !strings.Contains(out, "was replaced") || !strings.Contains(out, "its files are intact") || !strings.Contains(out, "before.txt") {
 		t.Fatalf("the call after the pod's deletion: %s", out)
 	}
 	after := structuredAs[map[string]any](t, mustOK(t, "sandbox_info", call(t, c, "sandbox_info", nil)))
@@ -164,10 +165,10 @@ func TestKubernetesPodDeletedFromOutside(t *testing.T) {
 	}
 	replaced := false
 	for _, e := range auditRecords(t, tg.AuditPath) {
-		replaced = replaced || e.Kind == audit.KindSandboxReplace && e.SandboxID == id && e.Summary["workspace_kept"] == "false"
+		replaced = replaced || e.Kind == audit.KindSandboxReplace && e.SandboxID == id && e.Summary["workspace_kept"] == "true"
 	}
 	if !replaced {
-		t.Fatal("no sandbox.replace audit record saying the workspace was not kept")
+		t.Fatal("no sandbox.replace audit record saying the workspace was kept")
 	}
 }
 
@@ -195,6 +196,28 @@ func TestKubernetesReplicas(t *testing.T) {
 		if err != nil || !res.IsError || !strings.Contains(text(res), "sandbox not found") {
 			t.Fatalf("run_shell on A after B destroyed the sandbox: %v %q; want not found", err, text(res))
 		}
+	})
+
+	t.Run("pause on one, resume on the other", func(t *testing.T) {
+		id := createOn(t, ca, nil)
+		mustOK(t, "write_file on A", call(t, ca, "write_file", map[string]any{"sandbox_id": id, "path": "kept.txt", "content": "kept"}))
+		// B holds a connection to the runner too.
+		if r, _ := shell(t, cb, "cat kept.txt", map[string]any{"sandbox_id": id}); r.Stdout != "kept" {
+			t.Fatalf("run_shell on B: %+v", r)
+		}
+		mustOK(t, "sandbox_pause on A", call(t, ca, "sandbox_pause", map[string]any{"sandbox_id": id}))
+		st := structuredAs[map[string]any](t, mustOK(t, "sandbox_info on B", call(t, cb, "sandbox_info", map[string]any{"sandbox_id": id})))
+		if st["state"] != sandbox.StatePaused {
+			t.Errorf("sandbox_info on B of a sandbox A paused: %v, want paused", st)
+		}
+		res := mustOK(t, "run_shell on B after A paused", call(t, cb, "run_shell", map[string]any{"sandbox_id": id, "command": "cat kept.txt"}))
+		if out := allText(res); !strings.Contains(out, "kept") || !strings.Contains(out, "was paused") {
+			t.Fatalf("B's call on a sandbox A paused: %s; want its file and that it was resumed", out)
+		}
+		if r, _ := shell(t, ca, "cat kept.txt", map[string]any{"sandbox_id": id}); r.Stdout != "kept" {
+			t.Fatalf("run_shell on A after B resumed it: %+v", r)
+		}
+		mustOK(t, "sandbox_destroy on A", call(t, ca, "sandbox_destroy", map[string]any{"sandbox_id": id}))
 	})
 
 	var onB string

@@ -83,6 +83,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.Kube.Namespace, "k8s-namespace", "", "namespace of the sandbox pods (default: the gateway pod's own)")
 	fs.StringVar(&c.Kube.GatewayNamespace, "k8s-gateway-namespace", "", "namespace of the gateway pods, which the sandboxes' NetworkPolicy admits to the runners (default: the gateway pod's own)")
 	fs.StringVar(&c.Kube.RuntimeClass, "k8s-runtime-class", "", "RuntimeClass of the sandbox pods, e.g. gvisor (runsc) or kata; default: the cluster's")
+	fs.StringVar(&c.Kube.WorkspaceClass, "k8s-workspace-class", "", "StorageClass of each sandbox's /workspace claim, which outlives its pods and must enforce its size (ENOSPC); default: the cluster's default class; "+kubernetes.WorkspaceEmptyDir+": a pod-local emptyDir, lost with the pod")
 	fs.StringVar(&c.Kube.RunnerImage, "k8s-runner-image", kubernetes.DefaultRunnerImage, "image the runner is copied from into each sandbox pod (make images builds it)")
 	fs.StringVar(&c.Kube.KeyFile, "k8s-key-file", "", "key the per-sandbox runner secrets are derived from; replicas share it (default VAR/runner.key, made on first start)")
 	fs.StringVar(&c.Kube.CPURequest, "k8s-cpu-request", "", "CPU request of each sandbox pod (default 25m); with the node's cores it sets how many sandboxes a node takes")

@@ -33,10 +33,11 @@ const (
 type kubeConfig struct {
 	// Kubeconfig is a kubeconfig file; empty: the pod's own service
 	// account when running in a cluster, else $KUBECONFIG.
-	Kubeconfig   string
-	Namespace    string // empty: the gateway pod's own namespace
-	RuntimeClass string // pods' runtimeClassName; empty: the cluster's default
-	RunnerImage  string
+	Kubeconfig     string
+	Namespace      string // empty: the gateway pod's own namespace
+	RuntimeClass   string // pods' runtimeClassName; empty: the cluster's default
+	WorkspaceClass string // StorageClass of the workspace claims; empty: the default class
+	RunnerImage    string
 	// KeyFile holds the key each sandbox's runner secret is derived from;
 	// every replica of an instance must read the same key. Default
 	// VAR/runner.key, made on first start.
@@ -101,7 +102,7 @@ func newKubernetes(ctx context.Context, cfg config, gcfg gateway.Config, log *sl
 	}
 	return kubernetes.New(ctx, kubernetes.Config{RESTConfig: rc, Namespace: ns, Image: gcfg.Image, RunnerImage: k.RunnerImage,
 		RuntimeClass: k.RuntimeClass, Instance: cfg.Instance, Key: key, ImagePullPolicy: pullPolicy(k.PullPolicy), Logger: log,
-		GatewayNamespace: gatewayNS, CPURequest: quantity(k.CPURequest), MemoryRequest: quantity(k.MemoryRequest)})
+		GatewayNamespace: gatewayNS, WorkspaceClass: k.WorkspaceClass, CPURequest: quantity(k.CPURequest), MemoryRequest: quantity(k.MemoryRequest)})
 }
 
 // namespaces decides the namespace of the sandbox pods and that of the

@@ -165,7 +165,7 @@ func (m *Fleet) Attach(ctx context.Context, b *Box, p identity.Identity) (*proto
 	}
 	b.Release()
 	var note Note
-	if errors.Is(err, errPaused) {
+	if errors.Is(err, errPaused) || m.PausedElsewhere(ctx, b) {
 		note, err = m.Resume(ctx, b, p, "call")
 	} else {
 		note, err = m.Recover(ctx, b, gen, p, err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/auth/identity"
+	"github.com/sandgate/sandgate/gateway/audit"
 	"github.com/sandgate/sandgate/gateway/egress/policy"
 	"github.com/sandgate/sandgate/runner/protocol"
 	"github.com/sandgate/sandgate/sandbox"
@@ -258,6 +259,36 @@ func (m *Fleet) removeOrphan(ctx context.Context, info sandbox.Info, why string)
 	}
 	m.records.removed(info.ID)
 	m.log.Info("removed "+why+" sandbox", "sandbox_id", info.ID, "session_id", info.Session, "state", info.State)
+}
+
+// pauseOrphan pauses a sandbox that no box of this replica tracks, due
+// for why (idle, or at its maximum lifetime), where idle sandboxes
+// pause: the replica that served it may be gone, and its files must not
+// go with it. Any replica's next call for it resumes it.
+func (m *Fleet) pauseOrphan(ctx context.Context, info sandbox.Info, why string) {
+	pz, ok := m.pauser()
+	if !ok {
+		m.removeOrphan(ctx, info, why)
+		return
+	}
+	start := time.Now()
+	err := pz.Pause(ctx, info.ID)
+	if isNotFound(err) {
+		return // removed meanwhile
+	}
+	ev := &audit.Event{Kind: audit.KindSandboxPause, Principal: identity.Identity{Issuer: "sandgate", Subject: "owner:" + info.Owner},
+		SandboxID: info.ID, Summary: map[string]string{"reason": why, "memory": "dropped"}, Outcome: audit.OutcomeOK,
+		DurationMs: time.Since(start).Milliseconds()}
+	if err != nil {
+		ev.Outcome, ev.Error = audit.OutcomeError, err.Error()
+	}
+	m.appendAudit(ctx, ev)
+	m.metrics.SandboxPauses.WithLabelValues(why, ev.Outcome).Inc()
+	if err != nil {
+		m.log.Warn("pause "+why+" sandbox", "sandbox_id", info.ID, "error", err)
+		return
+	}
+	m.log.Info("paused "+why+" sandbox", "sandbox_id", info.ID, "session_id", info.Session)
 }
 
 // CloseAll runs at shutdown. It empties the warm pool and ends the boxes

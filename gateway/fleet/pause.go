@@ -85,14 +85,38 @@ func (m *Fleet) Pauses() bool {
 	return ok && m.cfg.OnIdle != OnIdleDestroy
 }
 
-// pauser is the provider as a sandbox.Pauser, when it is one and this
-// gateway has no replicas: a replica learns of another's pause only
-// when its next call finds the runner gone, and would replace the
-// sandbox rather than resume it, so replicated gateways do not pause
-// until the records carry the state every replica reads.
+// pauser is the provider as a sandbox.Pauser, when it is one. Replicas
+// share the pause through the provider's records (a replicated gateway's
+// provider is a sandbox.Recorder, whose List says StatePaused): a
+// replica whose call finds the runner gone asks them (PausedElsewhere)
+// and resumes the sandbox rather than replace it.
 func (m *Fleet) pauser() (sandbox.Pauser, bool) {
 	pz, ok := m.provider.(sandbox.Pauser)
-	return pz, ok && !m.cfg.Replicated
+	return pz, ok
+}
+
+// PausedElsewhere reports whether another replica paused b's sandbox:
+// the provider lists it paused while this replica's box thinks it runs.
+// The box is then marked paused, as if this replica had paused it (the
+// reason is not recorded: it resumes on traffic).
+func (m *Fleet) PausedElsewhere(ctx context.Context, b *Box) bool {
+	if !m.cfg.Replicated || !m.CanPause() {
+		return false
+	}
+	listed, err := m.provider.List(ctx, sandbox.Filter{ID: b.ID()})
+	if err != nil || len(listed) != 1 || listed[0].State != sandbox.StatePaused {
+		return false
+	}
+	b.Mu.Lock()
+	defer b.Mu.Unlock()
+	if b.gone || b.paused.Load() {
+		return !b.gone
+	}
+	b.paused.Store(true)
+	b.DropClient()
+	b.sb, b.pausedAt, b.pausedFor = pausedSandbox{info: listed[0], p: m.provider}, listed[0].PausedAt, ""
+	b.pausedBytes.Store(listed[0].DiskBytes)
+	return true
 }
 
 // Memory says what a pause does with a sandbox's memory.

@@ -5,12 +5,14 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/sandgate/sandgate/auth/identity"
 	"github.com/sandgate/sandgate/gateway/audit"
 	"github.com/sandgate/sandgate/gateway/metrics"
+	"github.com/sandgate/sandgate/runner/protocol"
 	"github.com/sandgate/sandgate/sandbox"
 	"github.com/sandgate/sandgate/sandbox/sandboxtest"
 )
@@ -57,31 +59,43 @@ var alice = identity.Identity{Issuer: "test", Subject: "alice", Tenant: "acme"}
 // TestReconcileUntracked: one reconciliation loop, two strategies. A
 // single gateway owns every sandbox its provider lists, so one it does
 // not track, once older than any create takes, was lost track of and is
-// removed. A replica must leave another replica's sandbox alone and
-// removes an untracked one only when it is due (here: idle by its
-// record).
+// removed. A replica must leave another replica's sandbox alone and acts
+// on an untracked one only when it is due (here: idle by its record):
+// with the shipped --on-idle pause it pauses it, files kept, as the
+// replica that served it would have (that replica may be gone); with
+// --on-idle destroy it removes it.
 func TestReconcileUntracked(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		replicated bool
+		onIdle     string
 		keptAt     time.Duration // a reconciliation this long after the create keeps it
-		removedAt  time.Duration // and one this long after removes it
+		dueAt      time.Duration // and one this long after pauses or removes it
+		paused     bool          // paused, not removed
 	}{
-		{"single gateway", false, time.Minute, 3 * time.Minute},
-		{"replicas", true, 3 * time.Minute, sandbox.DefaultLimits.IdleTTL + time.Hour},
+		{"single gateway", false, "", time.Minute, 3 * time.Minute, false},
+		{"replicas", true, "", 3 * time.Minute, sandbox.DefaultLimits.IdleTTL + time.Hour, true},
+		{"replicas destroying idle sandboxes", true, OnIdleDestroy, 3 * time.Minute, sandbox.DefaultLimits.IdleTTL + time.Hour, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := sandboxtest.NewLocal(t)
 			m := newTestFleet(t, p, tc.replicated)
+			m.cfg.OnIdle = tc.onIdle
 			id := madeElsewhere(t, p, alice)
 			made := time.Now()
 			m.ReconcileTracked(t.Context(), made.Add(tc.keptAt))
 			if !listed(t, p, id) {
 				t.Fatalf("reconciliation %s after the create removed the untracked sandbox", tc.keptAt)
 			}
-			m.ReconcileTracked(t.Context(), made.Add(tc.removedAt))
-			if listed(t, p, id) {
-				t.Fatalf("reconciliation %s after the create left the untracked sandbox", tc.removedAt)
+			m.ReconcileTracked(t.Context(), made.Add(tc.dueAt))
+			infos, err := p.List(t.Context(), sandbox.Filter{ID: id})
+			switch {
+			case err != nil:
+				t.Fatal(err)
+			case tc.paused && (len(infos) != 1 || infos[0].State != sandbox.StatePaused):
+				t.Fatalf("reconciliation %s after the create: %+v, want the untracked sandbox paused", tc.dueAt, infos)
+			case !tc.paused && len(infos) != 0:
+				t.Fatalf("reconciliation %s after the create left the untracked sandbox: %+v", tc.dueAt, infos)
 			}
 		})
 	}
@@ -127,5 +141,58 @@ func TestRecordsChosenOnce(t *testing.T) {
 	}
 	if r, ok := newTestFleet(t, p, true).records.(sharedRecords); !ok || r.rec == nil || r.claims == nil {
 		t.Errorf("a replica's fleet does not share its records through the provider: %#v", r)
+	}
+}
+
+// TestPausedByAnotherReplica: replicas share pauses through the
+// provider's records. A sandbox replica A paused, which replica B serves
+// too, is resumed by B's next call, with its files and a note that says
+// it was paused, not replaced; A's next call then finds it running.
+func TestPausedByAnotherReplica(t *testing.T) {
+	p := sandboxtest.NewLocal(t)
+	a, b := newTestFleet(t, p, true), newTestFleet(t, p, true)
+	boxA, err := a.Create(t.Context(), alice, "", sandboxtest.LocalImage, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := a.Attach(t.Context(), boxA, alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Call(t.Context(), protocol.OpFileWrite, protocol.WriteRequest{Path: "kept.txt", Content: "kept"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	boxA.Release()
+	boxB, err := b.Get(t.Context(), alice, "", boxA.ID())
+	if err != nil {
+		t.Fatalf("replica B's lookup: %v", err)
+	}
+	if _, _, err := b.Attach(t.Context(), boxB, alice); err != nil { // B holds a connection too
+		t.Fatal(err)
+	}
+	boxB.Release()
+
+	if err := a.Pause(t.Context(), boxA, alice, "test", PauseOptions{}); err != nil {
+		t.Fatalf("replica A's pause: %v", err)
+	}
+	c, note, err := b.Attach(t.Context(), boxB, alice)
+	if err != nil {
+		t.Fatalf("replica B's call on a sandbox A paused: %v", err)
+	}
+	var got protocol.ReadResult
+	err = c.Call(t.Context(), protocol.OpFileRead, protocol.ReadRequest{Path: "kept.txt"}, &got)
+	boxB.Release()
+	if err != nil || got.Content != "kept" {
+		t.Fatalf("after B resumed it: %q, %v; want the file written before the pause", got.Content, err)
+	}
+	if note.Key != MetaSandboxResumed || !strings.Contains(note.Text, "was paused") {
+		t.Errorf("B's note: %+v, want that the sandbox was paused and resumed", note)
+	}
+	if _, _, err := a.Attach(t.Context(), boxA, alice); err != nil {
+		t.Fatalf("replica A's call after B resumed it: %v", err)
+	}
+	boxA.Release()
+	if infos, err := p.List(t.Context(), sandbox.Filter{ID: boxA.ID()}); err != nil || len(infos) != 1 || infos[0].State == sandbox.StatePaused {
+		t.Errorf("listed after both calls: %+v, %v; want it running", infos, err)
 	}
 }

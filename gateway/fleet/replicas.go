@@ -282,14 +282,18 @@ func (m *Fleet) due(info sandbox.Info, now time.Time) string {
 		}
 		return ""
 	case info.Owner != "" && !info.ExpiresAt.IsZero() && now.After(info.ExpiresAt):
-		return "expired"
+		return reasonExpired
 	case info.Owner != "" && !info.Deadline.IsZero() && now.After(info.Deadline):
 		return "timed out" // its owner's deadline (deadline.go)
 	case info.Owner != "" && now.Sub(lastUse(info)) > m.cfg.Limits.IdleTTL+m.touchEvery:
-		return "idle"
+		return reasonIdle
 	}
 	return ""
 }
+
+// reasonExpired is why a sandbox past its maximum lifetime that no
+// replica tracks is paused (or removed).
+const reasonExpired = "expired"
 
 // reasonAbandoned is why an unclaimed pooled sandbox of a gateway that
 // is gone is removed.
@@ -374,6 +378,8 @@ func (r sharedRecords) untracked(ctx context.Context, info sandbox.Info, now tim
 	case why == "":
 	case why == reasonAbandoned && r.claims != nil:
 		r.removeUnclaimed(ctx, info)
+	case (why == reasonIdle || why == reasonExpired) && info.Session == "" && r.m.Pauses():
+		r.m.pauseOrphan(ctx, info, why)
 	default:
 		r.m.removeOrphan(ctx, info, why)
 	}

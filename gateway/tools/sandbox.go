@@ -188,6 +188,8 @@ func runSandboxInfo(ctx context.Context, c *call) (*mcpapi.CallToolResult, error
 		if cl.Call(ctx, protocol.OpInfo, nil, &info) == nil {
 			ri = &info
 		}
+	} else {
+		c.g.boxes.PausedElsewhere(ctx, b) // another replica's pause shows
 	}
 	b.Release()
 	info := c.describe(b, ri)

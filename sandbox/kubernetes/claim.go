@@ -170,6 +170,9 @@ func (p *Provider) RemoveUnclaimed(ctx context.Context, id string) error {
 		if _, err := p.deletePod(ctx, id, true); err != nil {
 			return fmt.Errorf("remove pooled sandbox %s: %w", id, err)
 		}
+		if err := p.deleteClaim(ctx, id); err != nil {
+			return fmt.Errorf("remove pooled sandbox %s: %w", id, err)
+		}
 		p.log.Info("unclaimed pooled sandbox removed", "sandbox_id", id)
 		return nil
 	}

@@ -87,9 +87,27 @@ type Config struct {
 	// which each runner waits to see blocked before it serves (default:
 	// the API server's address from RESTConfig; "-" for none).
 	IsolationProbe string
+	// WorkspaceClass is the StorageClass of each sandbox's /workspace, a
+	// PersistentVolumeClaim of the sandbox's workspace size that outlives
+	// its pods (pod loss, Recreate, pause) and goes with its Secret. ""
+	// is the cluster's default class. The class must enforce the claim's
+	// size, so that a full workspace is ENOSPC for the writer: block
+	// storage with a file system on it (TopoLVM, a cloud disk, the local
+	// cluster's csi-workspace), not a directory provisioner. It must
+	// allow ReadWriteOncePod, so that two pods never write one workspace.
+	// WorkspaceEmptyDir keeps /workspace in an emptyDir instead, which
+	// dies with its pod and whose size is enforced by eviction.
+	WorkspaceClass string
 	// Logger receives operator logs (default: discarded).
 	Logger *slog.Logger
 }
+
+// WorkspaceEmptyDir as Config.WorkspaceClass puts /workspace in an
+// emptyDir (no StorageClass name has capitals).
+const WorkspaceEmptyDir = "emptyDir"
+
+// durable reports whether /workspace is a PersistentVolumeClaim.
+func (c Config) durable() bool { return c.WorkspaceClass != WorkspaceEmptyDir }
 
 // idPattern bounds sandbox ids: at most 64 characters that make a valid
 // DNS-1123 name after the "sandgate-" prefix (object names), so lowercase
@@ -191,6 +209,9 @@ func (c Config) Validate() error {
 	case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
 	default:
 		errs = append(errs, fmt.Errorf("image pull policy %q: want Always, IfNotPresent or Never", c.ImagePullPolicy))
+	}
+	if msgs := validation.IsDNS1123Subdomain(c.WorkspaceClass); c.durable() && c.WorkspaceClass != "" && len(msgs) > 0 {
+		errs = append(errs, fmt.Errorf("workspace StorageClass %q: %s (or %q for an emptyDir)", c.WorkspaceClass, strings.Join(msgs, "; "), WorkspaceEmptyDir))
 	}
 	if c.CPURequest.Sign() < 0 || c.MemoryRequest.Sign() < 0 {
 		errs = append(errs, errors.New("negative CPU or memory request"))

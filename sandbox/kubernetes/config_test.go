@@ -38,6 +38,9 @@ func TestConfigValidate(t *testing.T) {
 		{"instance too long", func(c *kubernetes.Config) { c.Instance = string(make([]byte, 64)) }, true},
 		{"bad selector value", func(c *kubernetes.Config) { c.GatewaySelector = map[string]string{"app": "a b"} }, true},
 		{"bad pull policy", func(c *kubernetes.Config) { c.ImagePullPolicy = "Sometimes" }, true},
+		{"workspace class", func(c *kubernetes.Config) { c.WorkspaceClass = "topolvm-provisioner" }, false},
+		{"workspace in an emptyDir", func(c *kubernetes.Config) { c.WorkspaceClass = kubernetes.WorkspaceEmptyDir }, false},
+		{"bad workspace class", func(c *kubernetes.Config) { c.WorkspaceClass = "Fast SSD" }, true},
 		{"negative request", func(c *kubernetes.Config) { c.CPURequest = resource.MustParse("-1") }, true},
 	}
 	for _, tt := range tests {

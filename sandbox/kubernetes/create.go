@@ -46,6 +46,12 @@ func (p *Provider) Create(ctx context.Context, spec sandbox.Spec) (_ sandbox.San
 	if err != nil {
 		return nil, err
 	}
+	if p.cfg.durable() {
+		made.claim = true
+		if _, err := p.createClaim(ctx, WorkspaceClaim(spec, p.cfg, secret)); err != nil {
+			return nil, err
+		}
+	}
 	sb, err := p.run(ctx, spec, secret, made)
 	if err != nil {
 		return nil, err
@@ -58,7 +64,9 @@ func (p *Provider) Create(ctx context.Context, spec sandbox.Spec) (_ sandbox.San
 // Recreate replaces the pod of sandbox spec.ID: it deletes the old pod,
 // if any, waits until it is gone, and starts a new one from the
 // sandbox's Secret, whose labels and annotations it brings up to date
-// with spec. The workspace is not kept (an emptyDir dies with its pod).
+// with spec. The new pod mounts the same workspace claim, so the files
+// are kept (with WorkspaceEmptyDir they die with the old pod; a sandbox
+// made before its gateway had workspace claims gets a new, empty one).
 // A sandbox whose Secret is gone was removed: ErrNotFound. On error the
 // new pod is deleted again; the Secret stays, for a later Recreate or
 // Remove.
@@ -86,22 +94,29 @@ func (p *Provider) Recreate(ctx context.Context, spec sandbox.Spec) (_ sandbox.S
 	delete(secret.Labels, LabelTenantHash)
 	maps.Copy(secret.Labels, want.Labels)
 	maps.Copy(secret.Annotations, want.Annotations)
+	delete(secret.Annotations, AnnotationPausedAt) // a replacement runs
 	if secret, err = secrets.Update(ctx, secret, metav1.UpdateOptions{}); err != nil {
 		return nil, fmt.Errorf("recreate sandbox %s: update secret: %w", spec.ID, apiErr(err))
 	}
 	p.wrote(secret)
-	made := &made{} // the Secret predates this call: a rollback keeps it
+	made := &made{} // the Secret and the claim predate this call: a rollback keeps them
 	defer func() {
 		if retErr != nil {
 			p.rollback(ctx, spec.ID, made)
 		}
 	}()
+	kept := false
+	if p.cfg.durable() {
+		if kept, err = p.createClaim(ctx, WorkspaceClaim(spec, p.cfg, secret)); err != nil {
+			return nil, err
+		}
+	}
 	sb, err := p.run(ctx, spec, secret, made)
 	if err != nil {
 		return nil, err
 	}
 	p.log.Info("sandbox recreated", "sandbox_id", spec.ID, "pod_uid", sb.info.ContainerID,
-		"workspace_kept", false, "duration_ms", time.Since(start).Milliseconds())
+		"workspace_kept", kept, "duration_ms", time.Since(start).Milliseconds())
 	return sb, nil
 }
 
@@ -169,6 +184,54 @@ func (p *Provider) createPod(ctx context.Context, pod *corev1.Pod) (*corev1.Pod,
 	return created, nil
 }
 
+// createClaim creates the sandbox's workspace claim, uncancelled for the
+// same reason as createSecret. One that exists already is the sandbox's
+// (the Secret of the same name is): it reports true, the files are kept.
+func (p *Provider) createClaim(ctx context.Context, pvc *corev1.PersistentVolumeClaim) (existed bool, err error) {
+	id := pvc.Annotations[AnnotationSandbox]
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), createTimeout)
+	defer cancel()
+	_, err = p.cs.CoreV1().PersistentVolumeClaims(p.cfg.Namespace).Create(cctx, pvc, metav1.CreateOptions{})
+	switch {
+	case apierrors.IsAlreadyExists(err):
+		return true, nil
+	case apierrors.IsForbidden(err) || apierrors.IsInvalid(err):
+		// A storage quota, a missing permission, a class that does not
+		// take ReadWriteOncePod: its message names which.
+		return false, fmt.Errorf("%w: create workspace claim for sandbox %s (StorageClass %s): %w", sandbox.ErrStartFailed, id, p.workspaceClassName(), err)
+	case err != nil:
+		return false, fmt.Errorf("create workspace claim for sandbox %s: %w", id, apiErr(err))
+	}
+	if err := ctx.Err(); err != nil {
+		return false, fmt.Errorf("create workspace claim for sandbox %s: %w", id, err)
+	}
+	return false, nil
+}
+
+// workspaceClassName names the workspace StorageClass for messages.
+func (p *Provider) workspaceClassName() string {
+	if p.cfg.WorkspaceClass == "" {
+		return "(the cluster's default)"
+	}
+	return p.cfg.WorkspaceClass
+}
+
+// deleteClaim deletes sandbox id's workspace claim, if any, without
+// waiting: the volume goes once no pod uses it (the claim's protection
+// finalizer), and with the StorageClass's reclaim policy Delete its
+// storage with it. The Secret owns the claim too, so a Secret deleted
+// by anyone else takes the claim along (the garbage collector).
+func (p *Provider) deleteClaim(ctx context.Context, id string) error {
+	if !p.cfg.durable() {
+		return nil
+	}
+	err := p.cs.CoreV1().PersistentVolumeClaims(p.cfg.Namespace).Delete(ctx, objectName(id), metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete workspace claim: %w", apiErr(err))
+	}
+	return nil
+}
+
 // errPodExists: the sandbox's pod name is taken, by a pod that is still
 // terminating or that a concurrent Recreate made.
 var errPodExists = errors.New("its pod already exists (still terminating, or made by a concurrent Recreate)")
@@ -176,6 +239,7 @@ var errPodExists = errors.New("its pod already exists (still terminating, or mad
 // made records what a Create or Recreate made, for its rollback.
 type made struct {
 	secret *corev1.Secret // nil when the Secret predates the call
+	claim  bool           // a workspace claim create was attempted
 	pod    bool           // a pod create was attempted
 }
 
@@ -191,6 +255,11 @@ func (p *Provider) rollback(ctx context.Context, id string, m *made) {
 	if m.pod {
 		if _, err := p.deletePod(ctx, id, false); err != nil {
 			p.log.Error("roll back sandbox: delete pod", "sandbox_id", id, "error", err)
+		}
+	}
+	if m.claim {
+		if err := p.deleteClaim(ctx, id); err != nil {
+			p.log.Error("roll back sandbox: delete workspace claim", "sandbox_id", id, "error", err)
 		}
 	}
 	if m.secret != nil {

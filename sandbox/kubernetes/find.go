@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -96,8 +97,10 @@ func (p *Provider) List(ctx context.Context, filter sandbox.Filter) ([]sandbox.I
 			infos = append(infos, withRecord(infoFromPod(pod), s.ObjectMeta))
 			continue
 		}
-		info := infoFromMeta(s.ObjectMeta)
-		info.State = StateNoPod
+		info := pausedInfo(s.ObjectMeta)
+		if info.State == "" {
+			info.State = StateNoPod
+		}
 		infos = append(infos, info)
 	}
 	for _, pod := range byName {
@@ -105,10 +108,30 @@ func (p *Provider) List(ctx context.Context, filter sandbox.Filter) ([]sandbox.I
 			infos = append(infos, infoFromPod(pod))
 		}
 	}
+	p.sortAndMark(infos)
+	return infos, nil
+}
+
+// pausedInfo is infoFromMeta of a sandbox's Secret, with State
+// StatePaused, PausedAt and DiskBytes when the Secret is marked paused.
+func pausedInfo(m metav1.ObjectMeta) sandbox.Info {
+	info := infoFromMeta(m)
+	if at := m.Annotations[AnnotationPausedAt]; at != "" {
+		info.State, info.PausedAt = sandbox.StatePaused, parseTime(at)
+		info.DiskBytes, _ = strconv.ParseInt(m.Annotations[AnnotationPausedBytes], 10, 64)
+	}
+	return info
+}
+
+// sortAndMark orders infos by creation (then id) and says whether their
+// workspaces outlive their pods.
+func (p *Provider) sortAndMark(infos []sandbox.Info) {
 	slices.SortFunc(infos, func(a, b sandbox.Info) int {
 		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
 	})
-	return infos, nil
+	for i := range infos {
+		infos[i].WorkspaceDurable = p.cfg.durable()
+	}
 }
 
 // listRecords is List of the Secrets alone (Filter.RecordsOnly), with an
@@ -134,12 +157,13 @@ func (p *Provider) listRecords(ctx context.Context, opts metav1.ListOptions, fil
 	var infos []sandbox.Info
 	for _, s := range secrets.Items {
 		if ours(s.ObjectMeta, p.cfg) && matches(s.ObjectMeta, filter) && s.DeletionTimestamp == nil {
-			infos = append(infos, infoFromMeta(s.ObjectMeta))
+			// The record alone says paused (a pause or resume cut
+			// short may have left a pod running beside the mark; List
+			// says which).
+			infos = append(infos, pausedInfo(s.ObjectMeta))
 		}
 	}
-	slices.SortFunc(infos, func(a, b sandbox.Info) int {
-		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
-	})
+	p.sortAndMark(infos)
 	return infos, nil
 }
 
@@ -166,6 +190,9 @@ func (p *Provider) Remove(ctx context.Context, id string) error {
 	p.forgetWrites(id)
 	deleted, err := p.deletePod(ctx, id, true)
 	if err != nil {
+		return fmt.Errorf("remove sandbox %s: %w", id, err)
+	}
+	if err := p.deleteClaim(ctx, id); err != nil {
 		return fmt.Errorf("remove sandbox %s: %w", id, err)
 	}
 	if !found && !deleted {

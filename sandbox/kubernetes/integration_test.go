@@ -44,6 +44,12 @@ type testEnv struct {
 // it, whatever state the test left.
 func newEnv(t testing.TB, runtimeClass string) *testEnv {
 	t.Helper()
+	return newEnvWith(t, runtimeClass, nil)
+}
+
+// newEnvWith is newEnv with a Config that mutate changed.
+func newEnvWith(t testing.TB, runtimeClass string, mutate func(*kubernetes.Config)) *testEnv {
+	t.Helper()
 	rc := sandboxtest.RequireKubernetes(t)
 	cs, err := clientset.NewForConfig(rc)
 	if err != nil {
@@ -63,6 +69,9 @@ func newEnv(t testing.TB, runtimeClass string) *testEnv {
 	}
 	if img := os.Getenv("SANDGATE_TEST_RUNNER_IMAGE"); img != "" {
 		cfg.RunnerImage = img
+	}
+	if mutate != nil {
+		mutate(&cfg)
 	}
 	p, err := kubernetes.New(t.Context(), cfg)
 	if err != nil {

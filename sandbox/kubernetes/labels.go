@@ -71,6 +71,18 @@ const (
 	// AnnotationLifecycle is Spec.Lifecycle's String (absent or empty:
 	// the default).
 	AnnotationLifecycle = "sandgate.dev/lifecycle"
+	// AnnotationLimits is Spec.Limits as JSON, so that Resume can make
+	// the pod a paused sandbox had.
+	AnnotationLimits = "sandgate.dev/limits"
+	// AnnotationPausedAt marks a paused sandbox's Secret (Pause), RFC
+	// 3339 in UTC; on the Secret only. With a pod beside it, it means
+	// nothing (a pause or resume cut short): the sandbox runs.
+	AnnotationPausedAt = "sandgate.dev/paused-at"
+	// AnnotationPausedBytes is the provisioned size of a paused
+	// sandbox's workspace volume, in bytes, when it was paused.
+	AnnotationPausedBytes = "sandgate.dev/paused-bytes"
+	// AnnotationResumedAt is the sandbox's last resume, RFC 3339 in UTC.
+	AnnotationResumedAt = "sandgate.dev/resumed-at"
 )
 
 // namePrefix starts the name of every sandbox pod and Secret.
@@ -126,6 +138,10 @@ func meta(spec sandbox.Spec, cfg Config, now time.Time) metav1.ObjectMeta {
 	if len(spec.Metadata) > 0 {
 		metadata, _ := json.Marshal(spec.Metadata) // map[string]string always encodes
 		a[AnnotationMetadata] = string(metadata)
+	}
+	if spec.Limits != (sandbox.Limits{}) {
+		limits, _ := json.Marshal(spec.Limits) // numbers and durations always encode
+		a[AnnotationLimits] = string(limits)
 	}
 	return metav1.ObjectMeta{Name: objectName(spec.ID), Namespace: cfg.Namespace, Labels: l, Annotations: a}
 }
@@ -200,7 +216,19 @@ func infoFromMeta(m metav1.ObjectMeta) sandbox.Info {
 		Template:  a[AnnotationTemplate],
 		Metadata:  metadata,
 		Lifecycle: sandbox.ParseLifecycle(a[AnnotationLifecycle]),
+		ResumedAt: parseTime(a[AnnotationResumedAt]),
 	}
+}
+
+// specFromRecord rebuilds the Spec a sandbox was made with from its
+// Secret's annotations (Resume makes its pod again from it).
+func specFromRecord(m metav1.ObjectMeta) sandbox.Spec {
+	info := infoFromMeta(m)
+	var limits sandbox.Limits
+	_ = json.Unmarshal([]byte(m.Annotations[AnnotationLimits]), &limits) // absent or damaged: the defaults
+	return sandbox.Spec{ID: info.ID, Image: info.Image, Owner: info.Owner, Session: info.Session, Client: info.Client,
+		Tenant: info.Tenant, Network: info.Network, Limits: limits, ExpiresAt: info.ExpiresAt, Pool: info.Pool,
+		Template: info.Template, Metadata: info.Metadata, Lifecycle: info.Lifecycle}
 }
 
 // withRecord returns the sandbox as its Secret, the record, describes

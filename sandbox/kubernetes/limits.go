@@ -15,13 +15,17 @@ import (
 // idle sandbox costs little. The pids limit is not here: Kubernetes has
 // none per pod (it is the kubelet's podPidsLimit, one value per node).
 func resources(cfg Config, lim sandbox.Limits) corev1.ResourceRequirements {
+	ephemeral := int64(ephemeralOverheadBytes)
+	if !cfg.durable() {
+		ephemeral += lim.WorkspaceBytes
+	}
 	cpu := resource.NewMilliQuantity(int64(math.Ceil(lim.CPUs*1000)), resource.DecimalSI)
 	mem := resource.NewQuantity(lim.MemoryBytes, resource.BinarySI)
 	return corev1.ResourceRequirements{
 		Limits: corev1.ResourceList{
 			corev1.ResourceCPU:              *cpu,
 			corev1.ResourceMemory:           *mem,
-			corev1.ResourceEphemeralStorage: *resource.NewQuantity(lim.WorkspaceBytes+ephemeralOverheadBytes, resource.BinarySI),
+			corev1.ResourceEphemeralStorage: *resource.NewQuantity(ephemeral, resource.BinarySI),
 		},
 		Requests: corev1.ResourceList{
 			corev1.ResourceCPU:              atMost(cfg.CPURequest, *cpu),
@@ -32,13 +36,18 @@ func resources(cfg Config, lim sandbox.Limits) corev1.ResourceRequirements {
 }
 
 // volumes are the only writable places besides nothing: the image is
-// read-only. /workspace is an emptyDir on the node's disk: its size limit
-// is enforced by eviction, not ENOSPC (see the package comment). /tmp and
+// read-only. /workspace is the sandbox's PersistentVolumeClaim
+// (WorkspaceClaim), or with WorkspaceEmptyDir an emptyDir on the node's
+// disk, whose size limit is enforced by eviction, not ENOSPC. /tmp and
 // /dev/shm are tmpfs (memory medium): their size limit is the tmpfs size,
 // so a full /tmp is ENOSPC, and their pages count against the memory
 // limit, as with Docker (Limits.CheckMemory).
-func volumes(spec sandbox.Spec, lim sandbox.Limits) []corev1.Volume {
+func volumes(spec sandbox.Spec, cfg Config, lim sandbox.Limits) []corev1.Volume {
 	size := func(n int64) *resource.Quantity { return resource.NewQuantity(n, resource.BinarySI) }
+	workspace := corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: size(lim.WorkspaceBytes)}}
+	if cfg.durable() {
+		workspace = corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: objectName(spec.ID)}}
+	}
 	return []corev1.Volume{
 		{Name: "runner", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: size(runnerDirBytes)}}},
 		{Name: "secret", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
@@ -47,7 +56,7 @@ func volumes(spec sandbox.Spec, lim sandbox.Limits) []corev1.Volume {
 			DefaultMode: ptr[int32](0o440), // the sandbox's group (FSGroup) reads it
 			Optional:    ptr(false),
 		}}},
-		{Name: "workspace", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: size(lim.WorkspaceBytes)}}},
+		{Name: "workspace", VolumeSource: workspace},
 		{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{
 			Medium: corev1.StorageMediumMemory, SizeLimit: size(lim.TmpBytes)}}},
 		{Name: "shm", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{

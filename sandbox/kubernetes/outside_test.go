@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sandgate/sandgate/runner/protocol"
@@ -16,7 +17,9 @@ import (
 // TestDeadPod: a pod deleted from outside (kubectl delete pod), or whose
 // runner died, is a dead sandbox: Get and Dial report ErrNotFound at
 // once, List still shows the sandbox, and Recreate brings it back under
-// the same id; the workspace is not kept.
+// the same id, on the same workspace claim (the shipped default): its
+// files are there. A Secret deleted from outside takes the pod and the
+// claim with it.
 func TestDeadPod(t *testing.T) {
 	kill := map[string]func(t *testing.T, env *testEnv, sb sandbox.Sandbox){
 		"deleted": func(t *testing.T, env *testEnv, sb sandbox.Sandbox) {
@@ -60,12 +63,12 @@ func TestDeadPod(t *testing.T) {
 					if err != nil {
 						t.Fatalf("Recreate: %v", err)
 					}
-					if again.ID() != sb.ID() || again.Info().Owner != spec.Owner || again.Info().WorkspaceDurable ||
+					if again.ID() != sb.ID() || again.Info().Owner != spec.Owner || !again.Info().WorkspaceDurable ||
 						again.Info().ContainerID == sb.Info().ContainerID {
-						t.Errorf("Recreate gave %+v, want a new pod for %s of %s, workspace not durable", again.Info(), sb.ID(), spec.Owner)
+						t.Errorf("Recreate gave %+v, want a new pod for %s of %s, workspace durable", again.Info(), sb.ID(), spec.Owner)
 					}
-					if out, code := exec(t, again, "sh", "-c", "ls /workspace"); code != 0 || out != "" {
-						t.Errorf("workspace after Recreate: %q (exit %d), want empty", out, code)
+					if out, code := exec(t, again, "cat", "/workspace/f"); code != 0 || out != "kept\n" {
+						t.Errorf("workspace after Recreate: %q (exit %d), want the file written before", out, code)
 					}
 					if _, err := env.p.Get(t.Context(), sb.ID()); err != nil {
 						t.Errorf("Get after Recreate: %v", err)
@@ -84,6 +87,16 @@ func TestDeadPod(t *testing.T) {
 				spec := sandbox.Spec{ID: sb.ID(), Image: testImage}
 				if _, err := env.p.Recreate(t.Context(), spec); !errors.Is(err, sandbox.ErrNotFound) {
 					t.Errorf("Recreate after the Secret was deleted: err = %v, want ErrNotFound", err)
+				}
+				claims := env.cs.CoreV1().PersistentVolumeClaims(env.cfg.Namespace)
+				for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+					_, err := claims.Get(t.Context(), "sandgate-"+sb.ID(), metav1.GetOptions{})
+					if apierrors.IsNotFound(err) {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("the workspace claim 90 s after its Secret was deleted: %v; want it gone", err)
+					}
 				}
 			})
 		})

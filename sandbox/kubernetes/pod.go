@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sandgate/sandgate/sandbox"
@@ -128,23 +129,56 @@ func Pod(spec sandbox.Spec, cfg Config, owner *corev1.Secret) *corev1.Pod {
 		cfg.User = DefaultUser // New refuses such a Config
 	}
 	uid, gid, _ := parseUser(cfg.User)
-	om := metav1.ObjectMeta{
-		Name:        owner.Name,
-		Namespace:   owner.Namespace,
-		Labels:      maps.Clone(owner.Labels),
-		Annotations: maps.Clone(owner.Annotations),
-		// The Secret owns the pod: deleting the Secret (Remove, or an
-		// operator's kubectl delete secret) takes the pod with it, while a
-		// pod deleted or evicted alone leaves the Secret for Recreate.
-		OwnerReferences: []metav1.OwnerReference{{
-			APIVersion: "v1", Kind: "Secret", Name: owner.Name, UID: owner.UID,
-		}},
-	}
+	om := ownedBy(owner)
 	return &corev1.Pod{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: om,
 		Spec:       podSpec(spec, cfg, lim, uid, gid, deadline(om)),
 	}
+}
+
+// ownedBy is the metadata of an object of the sandbox whose Secret is
+// owner (its pod, its workspace claim): the Secret's name, namespace,
+// labels and annotations, and the Secret as owner. Deleting the Secret
+// (Remove, or an operator's kubectl delete secret) takes them with it,
+// while a pod deleted or evicted alone leaves the Secret for Recreate.
+func ownedBy(owner *corev1.Secret) metav1.ObjectMeta {
+	return metav1.ObjectMeta{
+		Name:        owner.Name,
+		Namespace:   owner.Namespace,
+		Labels:      maps.Clone(owner.Labels),
+		Annotations: maps.Clone(owner.Annotations),
+		OwnerReferences: []metav1.OwnerReference{{
+			APIVersion: "v1", Kind: "Secret", Name: owner.Name, UID: owner.UID,
+		}},
+	}
+}
+
+// WorkspaceClaim returns the PersistentVolumeClaim of sandbox spec.ID's
+// /workspace, owned by its Secret owner as the pod is, with the same
+// labels and annotations: deleting the Secret takes the workspace too,
+// while pods come and go on it. Its size is the workspace limit, which
+// the StorageClass enforces (Config.WorkspaceClass); ReadWriteOncePod,
+// so that a pod replaced while the old one still terminates waits for
+// it rather than share the file system. The function is pure.
+func WorkspaceClaim(spec sandbox.Spec, cfg Config, owner *corev1.Secret) *corev1.PersistentVolumeClaim {
+	cfg = cfg.withDefaults()
+	lim := spec.Limits.WithDefaults()
+	pvc := &corev1.PersistentVolumeClaim{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
+		ObjectMeta: ownedBy(owner),
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOncePod},
+			VolumeMode:  ptr(corev1.PersistentVolumeFilesystem),
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{
+				corev1.ResourceStorage: *resource.NewQuantity(lim.WorkspaceBytes, resource.BinarySI),
+			}},
+		},
+	}
+	if cfg.WorkspaceClass != "" {
+		pvc.Spec.StorageClassName = ptr(cfg.WorkspaceClass)
+	}
+	return pvc
 }
 
 // podSpec is the hardened spec of a sandbox pod.
@@ -181,7 +215,7 @@ func podSpec(spec sandbox.Spec, cfg Config, lim sandbox.Limits, uid, gid int64, 
 		SecurityContext:       podSecurity(uid, gid),
 		InitContainers:        []corev1.Container{installContainer(cfg, res, uid, gid)},
 		Containers:            []corev1.Container{sandboxContainer(spec, cfg, res, uid, gid)},
-		Volumes:               volumes(spec, lim),
+		Volumes:               volumes(spec, cfg, lim),
 	}
 	if cfg.RuntimeClass != "" {
 		ps.RuntimeClassName = ptr(cfg.RuntimeClass)

@@ -42,6 +42,8 @@ func TestPodPolicy(t *testing.T) {
 	big.CPURequest, big.MemoryRequest = resource.MustParse("4"), resource.MustParse("8Gi")
 	root := baseConfig()
 	root.User = "0:0"
+	ephemeral := baseConfig()
+	ephemeral.WorkspaceClass = kubernetes.WorkspaceEmptyDir
 	long := sandbox.Spec{ID: strings.Repeat("a", 64), Owner: strings.Repeat("o/:", 40), Session: strings.Repeat("s", 200)}
 	tests := []struct {
 		name            string
@@ -65,6 +67,8 @@ func TestPodPolicy(t *testing.T) {
 			"25m", "64Mi", "", kubernetes.DefaultImage, corev1.PullIfNotPresent, 4 * 3600},
 		{"long id, owner and session", long, baseConfig(), sandbox.DefaultLimits.WithDefaults(), "1000:1000",
 			"25m", "64Mi", "", kubernetes.DefaultImage, corev1.PullIfNotPresent, 4 * 3600},
+		{"workspace in an emptyDir", sandbox.Spec{ID: "abc123", Limits: custom}, ephemeral, custom.WithDefaults(), "1000:1000",
+			"25m", "64Mi", "", kubernetes.DefaultImage, corev1.PullIfNotPresent, 3600},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -74,8 +78,9 @@ func TestPodPolicy(t *testing.T) {
 			pod := kubernetes.Pod(tt.spec, tt.cfg, secret)
 			checkPodLevel(t, pod, tt.user, tt.runtime, tt.deadlineSeconds)
 			checkContainers(t, pod, tt.user, tt.image, tt.pull, tt.limits)
-			checkResources(t, pod, tt.limits, tt.cpuReq, tt.memReq)
-			checkVolumes(t, pod, tt.spec.ID, tt.limits)
+			durable := tt.cfg.WorkspaceClass != kubernetes.WorkspaceEmptyDir
+			checkResources(t, pod, tt.limits, durable, tt.cpuReq, tt.memReq)
+			checkVolumes(t, pod, tt.spec.ID, tt.limits, durable)
 			checkMeta(t, pod, secret, tt.spec, tt.cfg)
 		})
 	}
@@ -216,8 +221,14 @@ func checkContainerSecurity(t *testing.T, c corev1.Container, user string) {
 	}
 }
 
-func checkResources(t *testing.T, pod *corev1.Pod, want sandbox.Limits, cpuReq, memReq string) {
+// checkResources: the ephemeral-storage limit covers the runner's
+// emptyDir and logs, and the workspace only where it is an emptyDir too.
+func checkResources(t *testing.T, pod *corev1.Pod, want sandbox.Limits, durable bool, cpuReq, memReq string) {
 	t.Helper()
+	workspace := want.WorkspaceBytes
+	if durable {
+		workspace = 0
+	}
 	for _, c := range append(slices.Clone(pod.Spec.InitContainers), pod.Spec.Containers...) {
 		l, r := c.Resources.Limits, c.Resources.Requests
 		if got := l.Cpu().MilliValue(); got != int64(want.CPUs*1000) {
@@ -226,8 +237,8 @@ func checkResources(t *testing.T, pod *corev1.Pod, want sandbox.Limits, cpuReq, 
 		if got := l.Memory().Value(); got != want.MemoryBytes {
 			t.Errorf("%s: memory limit %d, want %d", c.Name, got, want.MemoryBytes)
 		}
-		if got := l.StorageEphemeral().Value(); got < want.WorkspaceBytes || got > want.WorkspaceBytes+256<<20 {
-			t.Errorf("%s: ephemeral-storage limit %d, want the workspace (%d) and a little", c.Name, got, want.WorkspaceBytes)
+		if got := l.StorageEphemeral().Value(); got < workspace+64<<20 || got > workspace+256<<20 {
+			t.Errorf("%s: ephemeral-storage limit %d, want the emptyDir workspace (%d) and a little", c.Name, got, workspace)
 		}
 		if r.Cpu().Cmp(resource.MustParse(cpuReq)) != 0 || r.Memory().Cmp(resource.MustParse(memReq)) != 0 {
 			t.Errorf("%s: requests cpu %v memory %v, want %s and %s", c.Name, r.Cpu(), r.Memory(), cpuReq, memReq)
@@ -243,7 +254,9 @@ func checkResources(t *testing.T, pod *corev1.Pod, want sandbox.Limits, cpuReq, 
 	}
 }
 
-func checkVolumes(t *testing.T, pod *corev1.Pod, id string, want sandbox.Limits) {
+// checkVolumes: every volume is an emptyDir or the Secret, never a host
+// path, but for a durable /workspace, which is the sandbox's own claim.
+func checkVolumes(t *testing.T, pod *corev1.Pod, id string, want sandbox.Limits, durable bool) {
 	t.Helper()
 	vols := map[string]corev1.Volume{}
 	for _, v := range pod.Spec.Volumes {
@@ -251,9 +264,13 @@ func checkVolumes(t *testing.T, pod *corev1.Pod, id string, want sandbox.Limits)
 		var sources map[string]any
 		b, _ := json.Marshal(v.VolumeSource)
 		_ = json.Unmarshal(b, &sources)
-		if len(sources) != 1 || (v.EmptyDir == nil && v.Secret == nil) {
-			t.Errorf("volume %s has sources %v: want one emptyDir or secret, never a host path", v.Name, slices.Collect(maps.Keys(sources)))
+		claim := durable && v.Name == "workspace" && v.PersistentVolumeClaim != nil
+		if len(sources) != 1 || (v.EmptyDir == nil && v.Secret == nil && !claim) {
+			t.Errorf("volume %s has sources %v: want one emptyDir or secret (or the workspace claim), never a host path", v.Name, slices.Collect(maps.Keys(sources)))
 		}
+	}
+	if c := vols["workspace"].PersistentVolumeClaim; durable && (c == nil || c.ClaimName != "sandgate-"+id || c.ReadOnly) {
+		t.Errorf("workspace volume = %+v, want claim sandgate-%s, writable", vols["workspace"].VolumeSource, id)
 	}
 	emptyDir := func(name string, medium corev1.StorageMedium, size int64) {
 		v, ok := vols[name]
@@ -262,7 +279,9 @@ func checkVolumes(t *testing.T, pod *corev1.Pod, id string, want sandbox.Limits)
 		}
 	}
 	emptyDir("runner", corev1.StorageMediumDefault, 64<<20)
-	emptyDir("workspace", corev1.StorageMediumDefault, want.WorkspaceBytes)
+	if !durable {
+		emptyDir("workspace", corev1.StorageMediumDefault, want.WorkspaceBytes)
+	}
 	emptyDir("tmp", corev1.StorageMediumMemory, want.TmpBytes)
 	emptyDir("shm", corev1.StorageMediumMemory, sandbox.ShmBytes)
 	s := vols["secret"].Secret
@@ -357,4 +376,36 @@ func str(p *int64) string {
 		return "<nil>"
 	}
 	return strconv.FormatInt(*p, 10)
+}
+
+// TestWorkspaceClaim: a sandbox's workspace claim has its Secret as
+// owner (so that deleting the record takes the files), its labels, the
+// workspace size, ReadWriteOncePod, and the configured StorageClass, or
+// none for the cluster's default.
+func TestWorkspaceClaim(t *testing.T) {
+	t.Parallel()
+	lim := sandbox.Limits{WorkspaceBytes: 300 << 20}
+	for _, class := range []string{"", "sandgate-workspace"} {
+		cfg := baseConfig()
+		cfg.WorkspaceClass = class
+		spec := sandbox.Spec{ID: "abc123", Limits: lim, Owner: "o"}
+		secret := kubernetes.Secret(spec, cfg, time.Now())
+		secret.UID = "secret-uid"
+		c := kubernetes.WorkspaceClaim(spec, cfg, secret)
+		if c.Name != secret.Name || c.Namespace != secret.Namespace || !maps.Equal(c.Labels, secret.Labels) {
+			t.Errorf("class %q: claim %s/%s labels %v, want the Secret's name, namespace and labels", class, c.Namespace, c.Name, c.Labels)
+		}
+		if o := c.OwnerReferences; len(o) != 1 || o[0].Kind != "Secret" || o[0].UID != "secret-uid" || o[0].Name != secret.Name {
+			t.Errorf("class %q: owners %+v, want the Secret", class, o)
+		}
+		if got := c.Spec.Resources.Requests.Storage().Value(); got != 300<<20 {
+			t.Errorf("class %q: requests %d bytes, want the workspace's %d", class, got, 300<<20)
+		}
+		if !slices.Equal(c.Spec.AccessModes, []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOncePod}) {
+			t.Errorf("class %q: access modes %v, want ReadWriteOncePod only", class, c.Spec.AccessModes)
+		}
+		if got := c.Spec.StorageClassName; class == "" && got != nil || class != "" && (got == nil || *got != class) {
+			t.Errorf("class %q: storageClassName %v", class, got)
+		}
+	}
 }

@@ -131,10 +131,10 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 	return p, nil
 }
 
-// WorkspaceDurable reports false: /workspace is an emptyDir, which dies
-// with its pod, so a sandbox replaced by Recreate starts with an empty
-// workspace. (It is on the node's disk, not in RAM.)
-func (p *Provider) WorkspaceDurable() bool { return false }
+// WorkspaceDurable reports whether /workspace outlives the sandbox's
+// pods: a PersistentVolumeClaim does; an emptyDir (WorkspaceEmptyDir)
+// dies with its pod.
+func (p *Provider) WorkspaceDurable() bool { return p.cfg.durable() }
 
 // Close releases nothing: the provider holds no connection or lock of its
 // own. Sandboxes keep running; a later gateway of the instance finds them.

@@ -32,7 +32,9 @@ var _ sandbox.Sandbox = (*handle)(nil)
 
 // handle makes the handle of a live pod.
 func (p *Provider) handle(pod *corev1.Pod) *handle {
-	return &handle{p: p, info: infoFromPod(pod), uid: pod.UID}
+	info := infoFromPod(pod)
+	info.WorkspaceDurable = p.cfg.durable()
+	return &handle{p: p, info: info, uid: pod.UID}
 }
 
 // ID returns the sandbox id.

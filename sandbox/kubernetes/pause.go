@@ -1,0 +1,155 @@
+package kubernetes
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sandgate/sandgate/sandbox"
+)
+
+// A paused sandbox is its Secret, marked (AnnotationPausedAt), and its
+// workspace claim, without a pod: its CPU and memory go back to the
+// node, its files and its record stay, and every gateway replica reads
+// the state from the record. Resume makes the pod again from the record
+// (AnnotationLimits and the rest), on the same claim. This is how
+// kubernetes-sigs/agent-sandbox and openkruise/agents pause too; only the
+// workspace survives (processes, /tmp and memory do not).
+
+var _ sandbox.Pauser = (*Provider)(nil)
+
+// Pause marks sandbox id's Secret paused and deletes its pod, waiting
+// until the pod is gone. The mark is written first: a pause cut short
+// leaves a marked Secret beside a live pod, which is a running sandbox,
+// never a sandbox that is neither. Pausing a paused sandbox does
+// nothing. With WorkspaceEmptyDir there is nothing to keep:
+// ErrCannotPause.
+func (p *Provider) Pause(ctx context.Context, id string) error {
+	start := time.Now()
+	if !p.cfg.durable() {
+		return fmt.Errorf("pause sandbox %s: %w: its /workspace is an emptyDir, which dies with its pod; give the gateway a StorageClass that enforces sizes (--k8s-workspace-class)", id, sandbox.ErrCannotPause)
+	}
+	secret, err := p.record(ctx, id, "pause")
+	if err != nil {
+		return err
+	}
+	if secret.Annotations[AnnotationPausedAt] != "" {
+		if _, err := p.Get(ctx, id); isNotFound(err) {
+			return nil // paused already
+		}
+	}
+	// What the paused sandbox holds of the cluster's storage: its
+	// volume's provisioned size (the API says nothing of the blocks in
+	// use), recorded for every replica's quota (Info.DiskBytes).
+	pvc, err := p.cs.CoreV1().PersistentVolumeClaims(p.cfg.Namespace).Get(ctx, objectName(id), metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("pause sandbox %s: its workspace claim: %w", id, apiErr(err))
+	}
+	size := pvc.Status.Capacity.Storage().Value()
+	if err := p.annotate(ctx, "secrets", id, AnnotationPausedBytes, strconv.FormatInt(size, 10)); err != nil {
+		return fmt.Errorf("pause sandbox %s: record its size: %w", id, err)
+	}
+	if err := p.annotate(ctx, "secrets", id, AnnotationPausedAt, start.UTC().Format(time.RFC3339Nano)); err != nil {
+		return fmt.Errorf("pause sandbox %s: mark it paused: %w", id, err)
+	}
+	if _, err := p.deletePod(ctx, id, true); err != nil {
+		return fmt.Errorf("pause sandbox %s: %w", id, err)
+	}
+	p.log.Info("sandbox paused", "sandbox_id", id, "duration_ms", time.Since(start).Milliseconds())
+	return nil
+}
+
+// Resume makes paused sandbox id's pod again from its record, on the
+// same workspace claim, and returns once its runner answers. The run it
+// starts may last a whole maximum lifetime: an expiry that would come
+// sooner is moved. A sandbox whose pod runs is returned as it is (a
+// stale mark is cleared); one that is neither running nor marked is
+// ErrNotPaused.
+func (p *Provider) Resume(ctx context.Context, id string) (sandbox.Sandbox, error) {
+	start := time.Now()
+	secret, err := p.record(ctx, id, "resume")
+	if err != nil {
+		return nil, err
+	}
+	if sb, err := p.Get(ctx, id); err == nil {
+		p.clearPaused(ctx, secret)
+		return sb, nil
+	}
+	pausedAt := secret.Annotations[AnnotationPausedAt]
+	if pausedAt == "" {
+		return nil, fmt.Errorf("resume sandbox %s: %w", id, sandbox.ErrNotPaused)
+	}
+	// A pod left terminating by the pause: the claim is ReadWriteOncePod.
+	if _, err := p.deletePod(ctx, id, true); err != nil {
+		return nil, fmt.Errorf("resume sandbox %s: %w", id, err)
+	}
+	spec := specFromRecord(secret.ObjectMeta)
+	spec.ExpiresAt = maxTime(spec.ExpiresAt, start.Add(spec.Limits.WithDefaults().MaxLifetime))
+	want := Secret(spec, p.cfg, start)
+	maps.Copy(secret.Annotations, want.Annotations)
+	secret.Annotations[AnnotationResumedAt] = start.UTC().Format(time.RFC3339Nano)
+	delete(secret.Annotations, AnnotationPausedAt)
+	// The update fails on a conflict: another replica resumed (or
+	// removed) it meanwhile; its caller tries again and finds it running.
+	secret, err = p.cs.CoreV1().Secrets(p.cfg.Namespace).Update(ctx, secret, metav1.UpdateOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("resume sandbox %s: update its record: %w", id, apiErr(err))
+	}
+	p.wrote(secret)
+	if _, err := p.createClaim(ctx, WorkspaceClaim(spec, p.cfg, secret)); err != nil {
+		return nil, fmt.Errorf("resume sandbox %s: %w", id, err)
+	}
+	made := &made{}
+	sb, err := p.run(ctx, spec, secret, made)
+	if err != nil {
+		// Paused again, with its files: the next resume tries afresh.
+		p.rollback(ctx, id, made)
+		if aerr := p.annotate(context.WithoutCancel(ctx), "secrets", id, AnnotationPausedAt, pausedAt); aerr != nil {
+			p.log.Error("mark a sandbox whose resume failed paused again", "sandbox_id", id, "error", aerr)
+		}
+		return nil, fmt.Errorf("resume sandbox %s: %w", id, err)
+	}
+	sb.info.ResumedAt = parseTime(secret.Annotations[AnnotationResumedAt])
+	p.log.Info("sandbox resumed", "sandbox_id", id, "pod_uid", sb.info.ContainerID, "duration_ms", time.Since(start).Milliseconds())
+	return sb, nil
+}
+
+// record returns sandbox id's Secret, or ErrNotFound when it has none (or
+// it is another instance's, or being deleted).
+func (p *Provider) record(ctx context.Context, id, verb string) (*corev1.Secret, error) {
+	if !idPattern.MatchString(id) {
+		return nil, fmt.Errorf("%s sandbox %q: %w", verb, id, sandbox.ErrNotFound)
+	}
+	secret, err := p.cs.CoreV1().Secrets(p.cfg.Namespace).Get(ctx, objectName(id), metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err) || err == nil && (!ours(secret.ObjectMeta, p.cfg) || secret.DeletionTimestamp != nil):
+		return nil, fmt.Errorf("%s sandbox %s: %w", verb, id, sandbox.ErrNotFound)
+	case err != nil:
+		return nil, fmt.Errorf("%s sandbox %s: get secret: %w", verb, id, apiErr(err))
+	}
+	return secret, nil
+}
+
+// clearPaused removes a stale pause mark from a running sandbox's Secret.
+func (p *Provider) clearPaused(ctx context.Context, secret *corev1.Secret) {
+	if secret.Annotations[AnnotationPausedAt] == "" {
+		return
+	}
+	if err := p.annotate(ctx, "secrets", secret.Annotations[AnnotationSandbox], AnnotationPausedAt, ""); err != nil {
+		p.log.Warn("clear the pause mark of a running sandbox", "sandbox_id", secret.Annotations[AnnotationSandbox], "error", err)
+	}
+}
+
+// maxTime returns the later of a and b.
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
