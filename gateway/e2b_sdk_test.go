@@ -123,8 +123,9 @@ func TestE2BSDK(t *testing.T) {
 
 // TestE2BSDKMemoryGVisor drives the pinned E2B SDKs against a gateway
 // whose sandboxes run under gVisor: pause() keeps a background command
-// and the code interpreter's variable, connect with onResume 'reboot'
-// drops them (sdk.mjs, part memory).
+// and the code interpreter's variable, and so does a snapshot
+// (createSnapshot, then Sandbox.create from it); connect with onResume
+// 'reboot' drops them (sdk.mjs, part memory).
 func TestE2BSDKMemoryGVisor(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {

@@ -80,3 +80,59 @@ func TestPauseKeepsMemoryGVisor(t *testing.T) {
 		t.Errorf("sandbox.resume records say memory %q, want restored,none", got)
 	}
 }
+
+// TestForkKeepsMemoryGVisor: under gVisor a snapshot holds the sandbox's
+// memory, and sandboxes made from it start where it was: sandbox_fork's
+// copies have the clicked page open in their own Chromium and the
+// interpreter's variable, each in its own sandbox, while the source runs
+// on; sandbox_create from the snapshot says it started from its memory.
+func TestForkKeepsMemoryGVisor(t *testing.T) {
+	t.Parallel()
+	b := startBrowserBoxOn(t, startGVisorGateway)
+	b.ok("browser_navigate", map[string]any{"url": pageURL})
+	ref, _ := b.snapshotRef(`button "Press me"`)
+	b.ok("browser_click", map[string]any{"ref": ref})
+	if r := structuredAs[interpResult](t, b.ok("run_code", map[string]any{"language": "python", "code": "kept = 41", "stateful": true})); r.Error != "" {
+		t.Fatalf("interpreter: %s", r.Error)
+	}
+
+	snap := structuredAs[map[string]any](t, b.ok("sandbox_snapshot", map[string]any{"name": "clicked"}))
+	if snap["memory"] != true {
+		t.Fatalf("sandbox_snapshot under gVisor = %v, want it to hold the memory", snap)
+	}
+	if got := b.eval("document.getElementById('status').textContent"); got != "clicked" {
+		t.Errorf("the source after its snapshot: status %v, want its page as it was", got)
+	}
+
+	began := time.Now()
+	forked := structuredAs[map[string]any](t, b.ok("sandbox_fork", map[string]any{"count": 2}))
+	t.Logf("2 forks with memory (Chromium, an interpreter): %v", time.Since(began))
+	forks, _ := forked["forks"].([]any)
+	if len(forks) != 2 {
+		t.Fatalf("sandbox_fork = %v, want 2 forks", forked)
+	}
+	for _, f := range forks {
+		f, _ := f.(map[string]any)
+		id, _ := f["sandbox_id"].(string)
+		if id == "" || f["memory_restored"] != true {
+			t.Fatalf("fork %v: want a sandbox started from the memory", f)
+		}
+		res := mustOK(t, "browser_evaluate in a fork", call(t, b.c, "browser_evaluate",
+			map[string]any{"sandbox_id": id, "expression": "document.getElementById('status').textContent"}))
+		if !strings.Contains(text(res), `"clicked"`) {
+			t.Errorf("fork %s's page: %q, want the source's clicked page", id, text(res))
+		}
+		r := structuredAs[interpResult](t, mustOK(t, "run_code in a fork", call(t, b.c, "run_code",
+			map[string]any{"sandbox_id": id, "language": "python", "code": "kept + 1", "stateful": true})))
+		if r.Result != "42" || r.Restarted {
+			t.Errorf("fork %s: `kept + 1` = %+v, want 42 from the source's interpreter", id, r)
+		}
+		mustOK(t, "sandbox_destroy", call(t, b.c, "sandbox_destroy", map[string]any{"sandbox_id": id}))
+	}
+
+	res := mustOK(t, "sandbox_create from the snapshot", call(t, b.c, "sandbox_create", map[string]any{"snapshot": snap["snapshot_id"]}))
+	created := structuredAs[map[string]any](t, res)
+	if created["memory_kept"] != true || !strings.Contains(text(res), "started from the snapshot's memory") {
+		t.Errorf("sandbox_create from a memory snapshot: %v %q", created, text(res))
+	}
+}

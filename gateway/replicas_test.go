@@ -189,7 +189,9 @@ func TestReplicasQuota(t *testing.T) {
 // TestReplicasIdle: a sandbox another replica uses is not idle: its use
 // is recorded in the provider, and the sweep of a replica that has not
 // used it for longer than the idle TTL reads it there and spares it.
-// Once nobody has used it for the idle TTL, the sweep removes it.
+// Once nobody has used it for the idle TTL, the sweep pauses it (the
+// shipped --on-idle pause), and the other replica's next call resumes
+// it, having read the pause from the provider's record.
 func TestReplicasIdle(t *testing.T) {
 	t.Parallel()
 	a, b, local := replicaPair(t, nil)
@@ -209,12 +211,12 @@ func TestReplicasIdle(t *testing.T) {
 	mustOK(t, "run_shell on B after its sweep", call(t, cb, "run_shell", map[string]any{"sandbox_id": id, "command": "true"}))
 
 	b.gw.Sweep(time.Now().Add(idle + time.Hour)) // idle everywhere
-	if exists(t, local, id) {
-		t.Fatal("B's sweep kept a sandbox nobody used for longer than the idle TTL")
+	if infos, err := local.List(t.Context(), sandbox.Filter{ID: id}); err != nil || len(infos) != 1 || infos[0].State != sandbox.StatePaused {
+		t.Fatalf("after B's sweep of a sandbox nobody used for longer than the idle TTL: %+v, %v; want it paused", infos, err)
 	}
-	res, err := callErr(t.Context(), ca, "run_shell", map[string]any{"sandbox_id": id, "command": "true"})
-	if err != nil || !res.IsError || !strings.Contains(text(res), "not found") {
-		t.Fatalf("run_shell on A after B removed the sandbox as idle: %v %q", err, text(res))
+	res := mustOK(t, "run_shell on A after B paused the sandbox", call(t, ca, "run_shell", map[string]any{"sandbox_id": id, "command": "echo back"}))
+	if out := allText(res); !strings.Contains(out, "back") || !strings.Contains(out, "was paused") {
+		t.Fatalf("run_shell on A after B paused the sandbox as idle: %q; want it resumed, and said so", out)
 	}
 }
 
@@ -240,7 +242,9 @@ func waitRecordedUse(t testing.TB, p sandbox.Provider, id string, after time.Tim
 
 // TestReplicasReconcile: a replica's reconciliation, on its timer and
 // at its start, leaves the sandboxes of another alone, sessionless and
-// session-bound, however old; it removes what is due whoever made it.
+// session-bound, however old; it acts on what is due whoever made it: a
+// sessionless sandbox past its lifetime is paused (the shipped --on-idle
+// pause), with its files, not removed.
 func TestReplicasReconcile(t *testing.T) {
 	t.Parallel()
 	a, b, local := replicaPair(t, nil)
@@ -260,8 +264,8 @@ func TestReplicasReconcile(t *testing.T) {
 			t.Errorf("another replica's reconciliation removed A's %s sandbox", name)
 		}
 	}
-	if exists(t, local, expired.ID()) {
-		t.Error("the expired sandbox is still there after two reconciliations")
+	if infos, err := local.List(t.Context(), sandbox.Filter{ID: expired.ID()}); err != nil || len(infos) != 1 || infos[0].State != sandbox.StatePaused {
+		t.Errorf("the expired sandbox after two reconciliations: %+v, %v; want it paused", infos, err)
 	}
 	mustOK(t, "run_shell in A's session", call(t, legacy, "run_shell", map[string]any{"command": "true"}))
 	mustOK(t, "run_shell on C", call(t, modernClient(t, c.URL), "run_shell", map[string]any{"sandbox_id": free, "command": "true"}))

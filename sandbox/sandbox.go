@@ -362,6 +362,22 @@ type MemoryPauser interface {
 	DropMemory(ctx context.Context, id string) error
 }
 
+// MemorySnapshotter is implemented by providers whose snapshots can hold
+// a running sandbox's memory too (gVisor checkpoints): a sandbox made
+// from such a snapshot (Spec.Snapshot) starts with the snapshot's
+// processes, interpreter state and browser where they were, and says so
+// (Info.MemoryKept).
+type MemorySnapshotter interface {
+	Snapshotter
+	// SnapshotWithMemory is Snapshot with the sandbox's memory. The
+	// sandbox stops for its checkpoint and the copy of its workspace, so
+	// that both are of one instant, and is restored from the checkpoint
+	// (its runner connections close; its processes do not notice).
+	// Where the memory cannot be taken it is ErrCannotKeepMemory, and
+	// the sandbox runs on untouched.
+	SnapshotWithMemory(ctx context.Context, id, snap string) (int64, error)
+}
+
 // StatePaused is the Info.State of a paused sandbox (Pauser).
 const StatePaused = "paused"
 

@@ -97,12 +97,14 @@ func (s *FileSink) Query(ctx context.Context, q Query) ([]Event, error) {
 
 // ReadFile returns every record of the log at path, oldest first, without
 // checking the chain (VerifyFile does that). It is for tools and tests
-// that inspect a log another process writes.
+// that inspect a log another process writes: a last line without its
+// newline is a record being written, and is left for the next read.
 func ReadFile(path string) ([]Event, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read audit log: %w", err)
 	}
+	b = b[:bytes.LastIndexByte(b, '\n')+1]
 	var out []Event
 	dec := json.NewDecoder(bytes.NewReader(b))
 	for dec.More() {

@@ -3,6 +3,8 @@ package audit_test
 import (
 	"encoding/json"
 	"errors"
+	"os"
+	"slices"
 	"sync"
 	"testing"
 
@@ -89,5 +91,30 @@ func TestQueryLimitCapped(t *testing.T) {
 	}
 	if len(got) != audit.MaxQueryLimit || got[len(got)-1].Seq != audit.MaxQueryLimit+5 {
 		t.Errorf("got %d records ending at seq %d, want the newest %d", len(got), got[len(got)-1].Seq, audit.MaxQueryLimit)
+	}
+}
+
+// TestReadFileWhileWritten: ReadFile of a log another process is
+// writing returns the whole records and leaves a last line without its
+// newline (a record being written) for the next read.
+func TestReadFileWhileWritten(t *testing.T) {
+	t.Parallel()
+	s, path := openSink(t)
+	for range 2 {
+		if err := s.Append(t.Context(), toolEnd(alice, "s1")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	whole, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	torn := append(slices.Clone(whole), whole[:len(whole)/3]...) // a third record cut short
+	if err := os.WriteFile(path, torn, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	events, err := audit.ReadFile(path)
+	if err != nil || len(events) != 2 {
+		t.Fatalf("ReadFile of a log with a record being written: %d records, %v; want the 2 whole ones", len(events), err)
 	}
 }

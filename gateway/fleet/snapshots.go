@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -64,6 +65,9 @@ type SnapshotRecord struct {
 	// ForFork marks the snapshot a fork takes for its sandboxes, deleted
 	// once they exist; a start deletes one a crash left.
 	ForFork bool `json:"for_fork,omitempty"`
+	// Memory says the snapshot holds the sandbox's memory too (gVisor):
+	// sandboxes made from it start with its processes where they were.
+	Memory bool `json:"memory,omitempty"`
 }
 
 // snapshotBook serialises the records' changes and quota counts.
@@ -186,9 +190,9 @@ func (m *Fleet) snapshot(ctx context.Context, b *Box, p identity.Identity, name 
 		return SnapshotRecord{}, err
 	}
 	start := time.Now()
-	n, err := sn.Snapshot(context.WithoutCancel(ctx), b.ID(), r.ID)
+	n, memory, err := m.takeSnapshot(context.WithoutCancel(ctx), sn, b, r.ID)
 	if err == nil {
-		r.Bytes, r.Ready = n, true
+		r.Bytes, r.Ready, r.Memory = n, true, memory
 		if err = m.saveSnapshot(r); err != nil {
 			_ = sn.DeleteSnapshot(context.WithoutCancel(ctx), r.ID)
 		}
@@ -197,7 +201,8 @@ func (m *Fleet) snapshot(ctx context.Context, b *Box, p identity.Identity, name 
 		_ = os.Remove(m.snapshotPath(r.ID))
 	}
 	ev := &audit.Event{Kind: audit.KindSnapshotCreate, Principal: p, Session: b.Session, SandboxID: b.ID(),
-		Summary: map[string]string{"snapshot_id": r.ID, "name": name}, Outcome: audit.OutcomeOK, DurationMs: time.Since(start).Milliseconds()}
+		Summary: map[string]string{"snapshot_id": r.ID, "name": name, "memory": strconv.FormatBool(memory)}, Outcome: audit.OutcomeOK,
+		DurationMs: time.Since(start).Milliseconds()}
 	if err != nil {
 		ev.Outcome, ev.Error = audit.OutcomeError, err.Error()
 	}
@@ -207,6 +212,37 @@ func (m *Fleet) snapshot(ctx context.Context, b *Box, p identity.Identity, name 
 	}
 	m.log.Info("snapshot taken", "sandbox_id", b.ID(), "snapshot_id", r.ID, "bytes", n, "duration_ms", ev.DurationMs)
 	return r, nil
+}
+
+// takeSnapshot has the provider copy b's sandbox into snapshot snap and
+// reports whether its memory went in too: it does where the provider can
+// keep memory and the sandbox runs with no call in flight (its
+// checkpoint closes the runner's connections, which would fail those
+// calls); otherwise, or if the checkpoint fails, the files alone. The
+// sandbox is not replaced, paused or resumed meanwhile.
+func (m *Fleet) takeSnapshot(ctx context.Context, sn sandbox.Snapshotter, b *Box, snap string) (int64, bool, error) {
+	ms, ok := sn.(sandbox.MemorySnapshotter)
+	if keep, _ := m.KeepsMemory(); !ok || !keep {
+		n, err := sn.Snapshot(ctx, b.ID(), snap)
+		return n, false, err
+	}
+	b.replacing.Lock()
+	defer b.replacing.Unlock()
+	b.Mu.Lock()
+	idle := !b.gone && !b.paused.Load() && b.inUse.Load() == 0
+	if idle {
+		b.DropClient() // its runner closes it; the next call dials again
+	}
+	b.Mu.Unlock()
+	if idle {
+		n, err := ms.SnapshotWithMemory(ctx, b.ID(), snap)
+		if err == nil || !errors.Is(err, sandbox.ErrCannotKeepMemory) {
+			return n, err == nil, err
+		}
+		m.log.Warn("snapshot without memory: the checkpoint failed", "sandbox_id", b.ID(), "error", err)
+	}
+	n, err := sn.Snapshot(ctx, b.ID(), snap)
+	return n, false, err
 }
 
 // admitSnapshot checks r against its tenant's snapshot quota, counting

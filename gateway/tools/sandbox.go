@@ -51,7 +51,8 @@ type sandboxInfo struct {
 	PausedAt  *time.Time `json:"paused_at,omitempty"`
 	RemovedAt *time.Time `json:"removed_at,omitempty"`
 	// MemoryKept, for a paused sandbox: its memory was checkpointed and
-	// its processes carry on when it resumes.
+	// its processes carry on when it resumes; for one sandbox_create just
+	// made from a snapshot: it started with the snapshot's memory.
 	MemoryKept bool           `json:"memory_kept,omitempty"`
 	Limits     map[string]any `json:"limits"`
 	Workspace  workspaceInfo  `json:"workspace"`
@@ -123,7 +124,12 @@ func runSandboxCreate(ctx context.Context, c *call) (*mcpapi.CallToolResult, err
 	}
 	c.end.SandboxID, c.end.ContainerID = b.ID(), b.Info().ContainerID
 	info := c.describe(b, nil)
-	return structured(info, fmt.Sprintf("created sandbox %s (image %s); pass sandbox_id %q to other tools", b.ID(), image, b.ID()), false), nil
+	text := fmt.Sprintf("created sandbox %s (image %s); pass sandbox_id %q to other tools", b.ID(), image, b.ID())
+	if b.Info().MemoryKept {
+		info.MemoryKept = true
+		text += "; it started from the snapshot's memory: the processes, /tmp, interpreter state and browser of the snapshot carry on in it"
+	}
+	return structured(info, text, false), nil
 }
 
 // existing finds the sandbox a sandbox_info/destroy call names without

@@ -57,7 +57,11 @@ func runSandboxSnapshot(ctx context.Context, c *call) (*mcpapi.CallToolResult, e
 	if err != nil {
 		return nil, err
 	}
-	return structured(r, fmt.Sprintf("snapshot %s (%q) of sandbox %s, %d bytes on disk; sandbox_create {\"snapshot\": %q} starts a sandbox from it", r.ID, r.Name, b.ID(), r.Bytes, r.ID), false), nil
+	holds := "its /workspace"
+	if r.Memory {
+		holds = "its /workspace and its memory (processes, /tmp, interpreter state, browser)"
+	}
+	return structured(r, fmt.Sprintf("snapshot %s (%q) of sandbox %s holds %s, %d bytes on disk; sandbox_create {\"snapshot\": %q} starts a sandbox from it", r.ID, r.Name, b.ID(), holds, r.Bytes, r.ID), false), nil
 }
 
 func runSnapshotList(_ context.Context, c *call) (*mcpapi.CallToolResult, error) {
@@ -82,7 +86,10 @@ func runSnapshotDelete(ctx context.Context, c *call) (*mcpapi.CallToolResult, er
 // forkResult is one fork in sandbox_fork's answer.
 type forkResult struct {
 	SandboxID string `json:"sandbox_id,omitempty"`
-	Error     string `json:"error,omitempty"`
+	// MemoryRestored: the fork started with the source's processes,
+	// /tmp, interpreter and browser where they were (gVisor).
+	MemoryRestored bool   `json:"memory_restored,omitempty"`
+	Error          string `json:"error,omitempty"`
 }
 
 func runSandboxFork(ctx context.Context, c *call) (*mcpapi.CallToolResult, error) {
@@ -108,7 +115,7 @@ func runSandboxFork(ctx context.Context, c *call) (*mcpapi.CallToolResult, error
 			out[i].Error = errs[i].Error()
 			continue
 		}
-		out[i].SandboxID = boxes[i].ID()
+		out[i].SandboxID, out[i].MemoryRestored = boxes[i].ID(), boxes[i].Info().MemoryKept
 		made = append(made, boxes[i].ID())
 	}
 	text := fmt.Sprintf("forked sandbox %s into %d of %d: %s", b.ID(), len(made), a.Count, strings.Join(made, ", "))

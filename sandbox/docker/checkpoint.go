@@ -159,6 +159,31 @@ func (p *Provider) waitStopped(ctx context.Context, containerID string) error {
 	}
 }
 
+// restoreOrStart starts sandbox id's stopped container, whose socket
+// dir is dir: from its checkpoint when restoring, tried restoreTries
+// times, else (or then) afresh on its files. It reports whether the
+// memory was restored.
+func (p *Provider) restoreOrStart(ctx context.Context, id, containerID, dir string, restoring bool) (bool, error) {
+	sock := filepath.Join(dir, SocketName)
+	for try := 1; restoring && try <= restoreTries; try++ {
+		err := p.restore(ctx, containerID, sock)
+		if err == nil {
+			return true, nil
+		}
+		p.log.Warn("sandbox memory restore failed", "sandbox_id", id, "try", try, "of", restoreTries, "error", err)
+		p.stopQuietly(ctx, containerID)
+	}
+	if restoring {
+		// Its files are all there: a cold start loses the processes,
+		// not the work.
+		p.log.Warn("sandbox memory could not be restored: starting it afresh on its files", "sandbox_id", id)
+		if err := p.openSocketDir(dir); err != nil {
+			return false, err
+		}
+	}
+	return false, p.start(ctx, containerID, sock)
+}
+
 // restore starts a paused sandbox's container from its checkpoint and
 // waits for its runner, which it signals to listen again.
 func (p *Provider) restore(ctx context.Context, containerID, sock string) error {

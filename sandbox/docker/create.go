@@ -54,6 +54,7 @@ func (p *Provider) Create(ctx context.Context, spec sandbox.Spec) (_ sandbox.San
 		}
 	}()
 	host := HostPaths{SocketDir: dir}
+	memory := ""
 	switch {
 	case spec.Snapshot != "" && !p.ws.Durable():
 		return nil, fmt.Errorf("create sandbox %s from snapshot %s: %w: this host keeps workspaces in memory", id, spec.Snapshot, sandbox.ErrNoSnapshot)
@@ -65,6 +66,7 @@ func (p *Provider) Create(ctx context.Context, spec sandbox.Spec) (_ sandbox.San
 			return nil, err
 		}
 		made.workspace = true
+		memory = p.snapshotCheckpoint(spec.Snapshot)
 	case p.ws.Durable():
 		lim := spec.Limits.WithDefaults()
 		if host.Workspace, err = p.ws.Create(ctx, id, lim.WorkspaceBytes); err != nil {
@@ -72,12 +74,12 @@ func (p *Provider) Create(ctx context.Context, spec sandbox.Spec) (_ sandbox.San
 		}
 		made.workspace = true
 	}
-	sb, err := p.run(ctx, spec, host, made)
+	sb, err := p.run(ctx, spec, host, made, memory)
 	if err != nil {
 		return nil, err
 	}
 	p.log.Info("sandbox created", "sandbox_id", id, "container_id", short(sb.info.ContainerID),
-		"image", spec.Image, "duration_ms", time.Since(start).Milliseconds())
+		"image", spec.Image, "memory_restored", sb.info.MemoryKept, "duration_ms", time.Since(start).Milliseconds())
 	return sb, nil
 }
 
@@ -119,7 +121,7 @@ func (p *Provider) Recreate(ctx context.Context, spec sandbox.Spec) (_ sandbox.S
 			p.rollback(ctx, id, made)
 		}
 	}()
-	sb, err := p.run(ctx, spec, host, made)
+	sb, err := p.run(ctx, spec, host, made, "")
 	if err != nil {
 		return nil, err
 	}
@@ -133,8 +135,9 @@ func (p *Provider) Recreate(ctx context.Context, spec sandbox.Spec) (_ sandbox.S
 }
 
 // run creates and starts the container of spec on host paths that exist,
-// recording what it made for the caller's rollback.
-func (p *Provider) run(ctx context.Context, spec sandbox.Spec, host HostPaths, made *made) (*handle, error) {
+// recording what it made for the caller's rollback; from memory, a
+// snapshot's checkpoint, when it is not "".
+func (p *Provider) run(ctx context.Context, spec sandbox.Spec, host HostPaths, made *made, memory string) (*handle, error) {
 	cc, hc := ContainerConfig(spec, p.cfg, host)
 	made.container = true
 	containerID, err := p.createContainer(ctx, spec, cc, hc)
@@ -143,7 +146,13 @@ func (p *Provider) run(ctx context.Context, spec sandbox.Spec, host HostPaths, m
 		return nil, err
 	}
 	sock := filepath.Join(host.SocketDir, SocketName)
-	if err := p.start(ctx, containerID, sock); err != nil {
+	restored := false
+	if memory != "" {
+		restored, err = p.startFromSnapshot(ctx, spec.ID, containerID, host.SocketDir, memory)
+	} else {
+		err = p.start(ctx, containerID, sock)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("start sandbox %s: %w", spec.ID, err)
 	}
 	if err := p.sealSocketDir(host.SocketDir); err != nil {
@@ -166,6 +175,7 @@ func (p *Provider) run(ctx context.Context, spec sandbox.Spec, host HostPaths, m
 		Template:         spec.Template,
 		Metadata:         parseMetadata(cc.Labels[LabelMetadata]),
 		Lifecycle:        spec.Lifecycle,
+		MemoryKept:       restored,
 	}
 	return &handle{p: p, info: info, sock: sock}, nil
 }

@@ -100,28 +100,9 @@ func (p *Provider) Resume(ctx context.Context, id string) (sandbox.Sandbox, erro
 	if err := os.WriteFile(filepath.Join(dir, resumedStamp), nil, 0o600); err != nil {
 		return nil, fmt.Errorf("resume sandbox %s: stamp it: %w", id, err)
 	}
-	sock, restored := filepath.Join(dir, SocketName), false
-	for try := 1; restoring && !restored && try <= restoreTries; try++ {
-		err := p.restore(ctx, c.ID, sock)
-		if err == nil {
-			restored = true
-			break
-		}
-		p.log.Warn("sandbox memory restore failed", "sandbox_id", id, "try", try, "of", restoreTries, "error", err)
-		p.stopQuietly(ctx, c.ID)
-	}
-	if restoring && !restored {
-		// Its files are all there: a cold start loses the processes,
-		// not the work.
-		p.log.Warn("sandbox memory could not be restored: starting it afresh on its files", "sandbox_id", id)
-		if err := p.openSocketDir(dir); err != nil {
-			return nil, fmt.Errorf("resume sandbox %s: %w", id, err)
-		}
-	}
-	if !restored {
-		if err := p.start(ctx, c.ID, sock); err != nil {
-			return nil, fmt.Errorf("resume sandbox %s: %w", id, err)
-		}
+	restored, err := p.restoreOrStart(ctx, id, c.ID, dir, restoring)
+	if err != nil {
+		return nil, fmt.Errorf("resume sandbox %s: %w", id, err)
 	}
 	if err := p.sealSocketDir(dir); err != nil {
 		return nil, fmt.Errorf("resume sandbox %s: %w", id, err)

@@ -114,6 +114,15 @@ func Conformance(t *testing.T, newProvider func(t *testing.T) sandbox.Provider, 
 		}
 		testMemoryPause(t, p, mp, image)
 	})
+	t.Run("SnapshotKeepsMemory", func(t *testing.T) {
+		t.Parallel()
+		p := newProvider(t)
+		ms, ok := p.(sandbox.MemorySnapshotter)
+		if !ok {
+			t.Skipf("%T cannot snapshot a sandbox with its memory (no sandbox.MemorySnapshotter)", p)
+		}
+		testMemorySnapshot(t, p, ms, image)
+	})
 	t.Run("SnapshotCopiesWorkspace", func(t *testing.T) {
 		t.Parallel()
 		p := newProvider(t)

@@ -1,6 +1,7 @@
 package sandboxtest
 
 import (
+	"context"
 	"errors"
 	"strconv"
 	"strings"
@@ -127,4 +128,88 @@ func hasRunning(list protocol.ProcessList, proc protocol.ProcessInfo) bool {
 		}
 	}
 	return false
+}
+
+// testMemorySnapshot snapshots a running sandbox with its memory where
+// the provider can (elsewhere it must say ErrCannotKeepMemory and leave
+// the sandbox running): the sandbox runs on with its processes, and a
+// sandbox made from the snapshot starts with them too: the background
+// counter is the same process (its pid too) and counts on from where the
+// snapshot was, the interpreter has its variable, and the files are
+// there. The two are independent afterwards.
+func testMemorySnapshot(t *testing.T, p sandbox.Provider, ms sandbox.MemorySnapshotter, image string) {
+	ctx := t.Context()
+	sb := create(t, p, spec(image))
+	id := sb.ID()
+	snap := "snap" + randomHex(8)
+	if mp, ok := p.(sandbox.MemoryPauser); !ok || !keepsMemory(mp) {
+		if _, err := ms.SnapshotWithMemory(ctx, id, snap); !errors.Is(err, sandbox.ErrCannotKeepMemory) {
+			t.Fatalf("SnapshotWithMemory where memory cannot be kept: %v, want ErrCannotKeepMemory", err)
+		}
+		call(t, sb, protocol.OpFileWrite, protocol.WriteRequest{Path: "still.txt", Content: "running"}, nil)
+		return
+	}
+	call(t, sb, protocol.OpFileWrite, protocol.WriteRequest{Path: "kept.txt", Content: "kept"}, nil)
+	var proc protocol.ProcessInfo
+	call(t, sb, protocol.OpProcessStart, protocol.ExecRequest{
+		Command: `n=0; while :; do n=$((n+1)); echo $n > /tmp/count; sleep 0.05; done`, Tag: "counter"}, &proc)
+	var cell protocol.InterpResult
+	call(t, sb, protocol.OpInterpRun, protocol.InterpRequest{Language: "python", Code: "kept = 41"}, &cell)
+	if cell.Error != "" {
+		t.Fatalf("interpreter: %s", cell.Error)
+	}
+	before := countOf(t, sb)
+
+	n, err := ms.SnapshotWithMemory(ctx, id, snap)
+	if err != nil {
+		t.Fatalf("SnapshotWithMemory(%s): %v", id, err)
+	}
+	t.Cleanup(func() { _ = ms.DeleteSnapshot(context.Background(), snap) })
+	if n <= 0 {
+		t.Errorf("SnapshotWithMemory took %d bytes, want its workspace's and memory's", n)
+	}
+	running, err := p.Get(ctx, id)
+	if err != nil {
+		t.Fatalf("the sandbox after its memory snapshot: %v", err)
+	}
+	var list protocol.ProcessList
+	call(t, running, protocol.OpProcessList, nil, &list)
+	if !hasRunning(list, proc) || countOf(t, running) < before {
+		t.Errorf("after its memory snapshot the sandbox's processes are %+v; want %s (pid %d) counting on", list.Processes, proc.ID, proc.Pid)
+	}
+
+	s := spec(image)
+	s.Snapshot = snap
+	fork := create(t, p, s)
+	if !fork.Info().MemoryKept {
+		t.Errorf("a sandbox made from a memory snapshot: %+v, want MemoryKept", fork.Info())
+	}
+	call(t, fork, protocol.OpProcessList, nil, &list)
+	if !hasRunning(list, proc) {
+		t.Errorf("a sandbox made from a memory snapshot has processes %+v; want %s (pid %d) running", list.Processes, proc.ID, proc.Pid)
+	}
+	if c := countOf(t, fork); c < before {
+		t.Errorf("the copy's counter is at %d, was at %d before the snapshot: it started again", c, before)
+	}
+	call(t, fork, protocol.OpInterpRun, protocol.InterpRequest{Language: "python", Code: "kept + 1"}, &cell)
+	if cell.Result != "42" || cell.Restarted {
+		t.Errorf("in the copy `kept + 1` = %q (error %q, restarted %v); want 42 from the snapshot's interpreter", cell.Result, cell.Error, cell.Restarted)
+	}
+	var got protocol.ReadResult
+	call(t, fork, protocol.OpFileRead, protocol.ReadRequest{Path: "kept.txt"}, &got)
+	if got.Content != "kept" {
+		t.Errorf("the copy's kept.txt = %q, want the snapshot's file", got.Content)
+	}
+	call(t, fork, protocol.OpFileWrite, protocol.WriteRequest{Path: "fork-only.txt", Content: "x"}, nil)
+	got = protocol.ReadResult{}
+	call(t, running, protocol.OpFileRead, protocol.ReadRequest{Path: "fork-only.txt"}, &got) // not found: empty
+	if got.Content != "" {
+		t.Error("a file written in the copy shows in the original")
+	}
+}
+
+// keepsMemory reports whether mp's sandboxes can keep their memory here.
+func keepsMemory(mp sandbox.MemoryPauser) bool {
+	ok, _ := mp.KeepsMemory()
+	return ok
 }

@@ -29,6 +29,17 @@ func (m *Manager) snapshotDir(snap string) string {
 	return filepath.Join(m.opts.Root, snapshotDirName, snap)
 }
 
+// SnapshotExtra is the path of name inside snapshot snap's directory,
+// where a provider keeps what belongs with the snapshot's files (a
+// memory checkpoint); DeleteSnapshot removes it with them. "" for ids
+// that are not ids.
+func (m *Manager) SnapshotExtra(snap, name string) string {
+	if !idPattern.MatchString(snap) || name == imageName {
+		return ""
+	}
+	return filepath.Join(m.snapshotDir(snap), name)
+}
+
 // Snapshot copies sandbox id's workspace, as it is at one instant, to a
 // new snapshot snap and returns the bytes it takes on disk. Writers in
 // the sandbox wait while its file system is frozen, which lasts the copy

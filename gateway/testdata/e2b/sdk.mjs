@@ -351,7 +351,8 @@ async function snapshots() {
 // defaults and connect, a background command is still running and the
 // code interpreter still has its variable; after pause({keepMemory:
 // true}) and connect with onResume 'reboot' (e2b 2.5x), they are gone
-// and the files are there.
+// and the files are there. A snapshot taken between holds them too: a
+// sandbox made from it runs the command and has the variable.
 async function memory() {
   const sbx = await Sandbox.create({ timeoutMs: 300_000, metadata: { suite: 'memory' } })
   await sbx.files.write('/workspace/kept.txt', 'kept')
@@ -366,6 +367,17 @@ async function memory() {
     const cell = await back.runCode('kept + 1')
     check(cell.text === '42', 'the code interpreter still has its variable', cell.text ?? cell.error)
   }
+  // A snapshot holds the memory too: a sandbox made from it has them.
+  const snap = await Sandbox.createSnapshot(sbx.sandboxId, { name: 'memory' })
+  const copy = await Sandbox.create(snap.snapshotId, { timeoutMs: 300_000 })
+  const copied = await copy.commands.list()
+  check(copied.some((p) => p.pid === bg.pid), 'a sandbox made from a snapshot runs the background command (memory in the snapshot)', copied)
+  if (!coreOnly) {
+    const cell = await copy.runCode('kept + 1')
+    check(cell.text === '42', "a sandbox made from a snapshot has the code interpreter's variable", cell.text ?? cell.error)
+  }
+  await copy.kill()
+  await Sandbox.deleteSnapshot(snap.snapshotId)
   if (Sandbox.connect.toString().includes('onResume') || fs.readFileSync(require.resolve('e2b'), 'utf8').includes('onResume')) {
     check(await back.pause({ keepMemory: true }) === true, 'pause({keepMemory: true}) pauses', false)
     const fresh = await Sandbox.connect(sbx.sandboxId, { onResume: 'reboot' })
