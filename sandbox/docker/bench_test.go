@@ -48,15 +48,7 @@ func BenchmarkMemoryPause(b *testing.B) {
 		b.Run(fmt.Sprintf("held=%dMiB", mib), func(b *testing.B) {
 			env := newEnv(b, docker.Config{Runtime: "runsc"})
 			ctx := b.Context()
-			sb, err := env.p.Create(ctx, sandbox.Spec{Limits: sandbox.Limits{MemoryBytes: 2 << 30}})
-			if err != nil {
-				b.Fatal(err)
-			}
-			if mib > 0 {
-				hold := fmt.Sprintf(`python3 -c "import os,time; b=os.urandom(%d<<20); open('/tmp/held','w').write('ok'); time.sleep(86400)"`, mib)
-				startProcess(b, sb, hold)
-				waitForFile(b, sb, "/tmp/held")
-			}
+			sb := holdingMemory(b, env, mib)
 			var pause, resume time.Duration
 			var bytes int64
 			for b.Loop() {
@@ -86,6 +78,23 @@ func BenchmarkMemoryPause(b *testing.B) {
 			}
 		})
 	}
+}
+
+// holdingMemory creates a sandbox of env with a 2 GiB memory limit and,
+// for mib > 0, a process in it holding mib MiB of random bytes (no page
+// of them zero, so none is skipped by a checkpoint).
+func holdingMemory(b *testing.B, env *testEnv, mib int) sandbox.Sandbox {
+	b.Helper()
+	sb, err := env.p.Create(b.Context(), sandbox.Spec{Limits: sandbox.Limits{MemoryBytes: 2 << 30}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if mib > 0 {
+		hold := fmt.Sprintf(`python3 -c "import os,time; b=os.urandom(%d<<20); open('/tmp/held','w').write('ok'); time.sleep(86400)"`, mib)
+		startProcess(b, sb, hold)
+		waitForFile(b, sb, "/tmp/held")
+	}
+	return sb
 }
 
 // startProcess starts command in the background in sb.
@@ -129,15 +138,7 @@ func BenchmarkMemoryFork(b *testing.B) {
 		b.Run(fmt.Sprintf("held=%dMiB", mib), func(b *testing.B) {
 			env := newEnv(b, docker.Config{Runtime: "runsc"})
 			ctx := b.Context()
-			sb, err := env.p.Create(ctx, sandbox.Spec{Limits: sandbox.Limits{MemoryBytes: 2 << 30}})
-			if err != nil {
-				b.Fatal(err)
-			}
-			if mib > 0 {
-				hold := fmt.Sprintf(`python3 -c "import os,time; b=os.urandom(%d<<20); open('/tmp/held','w').write('ok'); time.sleep(86400)"`, mib)
-				startProcess(b, sb, hold)
-				waitForFile(b, sb, "/tmp/held")
-			}
+			sb := holdingMemory(b, env, mib)
 			var snapshot, fork time.Duration
 			for i := 0; b.Loop(); i++ {
 				snap := fmt.Sprintf("bench%d%s", i, randomHex(4))

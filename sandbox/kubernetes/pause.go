@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"strconv"
@@ -68,18 +69,37 @@ func (p *Provider) Pause(ctx context.Context, id string) error {
 // Resume makes paused sandbox id's pod again from its record, on the
 // same workspace claim, and returns once its runner answers. The run it
 // starts may last a whole maximum lifetime: an expiry that would come
-// sooner is moved. A sandbox whose pod runs is returned as it is (a
-// stale mark is cleared); one that is neither running nor marked is
-// ErrNotPaused.
+// sooner is moved. A sandbox whose pod runs, or starts (another replica
+// resumes it), is returned once it answers (a stale mark is cleared);
+// one that is neither running nor marked is ErrNotPaused.
 func (p *Provider) Resume(ctx context.Context, id string) (sandbox.Sandbox, error) {
+	for try := 1; ; try++ {
+		sb, err := p.resumeOnce(ctx, id)
+		if !errors.Is(err, errResumeRace) || try == resumeTries {
+			return sb, err
+		}
+	}
+}
+
+// resumeTries bounds Resume's reads of a record that replicas resuming
+// the sandbox at once keep changing.
+const resumeTries = 3
+
+// errResumeRace: the record changed between Resume's read and its
+// write, as when another replica resumes the sandbox at the same time.
+var errResumeRace = errors.New("its record changed meanwhile (another replica resuming it?)")
+
+func (p *Provider) resumeOnce(ctx context.Context, id string) (sandbox.Sandbox, error) {
 	start := time.Now()
 	secret, err := p.record(ctx, id, "resume")
 	if err != nil {
 		return nil, err
 	}
-	if sb, err := p.Get(ctx, id); err == nil {
-		p.clearPaused(ctx, secret)
-		return sb, nil
+	if sb, err := p.live(ctx, id); sb != nil || err != nil {
+		if err == nil {
+			p.clearPaused(ctx, secret)
+		}
+		return sb, err
 	}
 	pausedAt := secret.Annotations[AnnotationPausedAt]
 	if pausedAt == "" {
@@ -95,10 +115,13 @@ func (p *Provider) Resume(ctx context.Context, id string) (sandbox.Sandbox, erro
 	maps.Copy(secret.Annotations, want.Annotations)
 	secret.Annotations[AnnotationResumedAt] = start.UTC().Format(time.RFC3339Nano)
 	delete(secret.Annotations, AnnotationPausedAt)
-	// The update fails on a conflict: another replica resumed (or
-	// removed) it meanwhile; its caller tries again and finds it running.
+	// Of replicas resuming it at once, one writes; the others read again
+	// and find its pod.
 	secret, err = p.cs.CoreV1().Secrets(p.cfg.Namespace).Update(ctx, secret, metav1.UpdateOptions{})
-	if err != nil {
+	switch {
+	case apierrors.IsConflict(err):
+		return nil, fmt.Errorf("resume sandbox %s: %w", id, errResumeRace)
+	case err != nil:
 		return nil, fmt.Errorf("resume sandbox %s: update its record: %w", id, apiErr(err))
 	}
 	p.wrote(secret)
@@ -118,6 +141,27 @@ func (p *Provider) Resume(ctx context.Context, id string) (sandbox.Sandbox, erro
 	sb.info.ResumedAt = parseTime(secret.Annotations[AnnotationResumedAt])
 	p.log.Info("sandbox resumed", "sandbox_id", id, "pod_uid", sb.info.ContainerID, "duration_ms", time.Since(start).Milliseconds())
 	return sb, nil
+}
+
+// live returns sandbox id's pod's handle once its runner answers, if it
+// has a pod that runs or is starting; nil and no error if it has none
+// (or a dead one).
+func (p *Provider) live(ctx context.Context, id string) (sandbox.Sandbox, error) {
+	pod, err := p.cs.CoreV1().Pods(p.cfg.Namespace).Get(ctx, objectName(id), metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err) || err == nil && (!ours(pod.ObjectMeta, p.cfg) || dead(state(pod))):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("resume sandbox %s: get pod: %w", id, apiErr(err))
+	case state(pod) == StateRunning:
+		return p.handle(pod), nil
+	}
+	if pod, err = p.waitReady(ctx, pod); err != nil {
+		return nil, fmt.Errorf("resume sandbox %s: its pod started elsewhere: %w", id, err)
+	}
+	h := p.handle(pod)
+	h.info.State = StateRunning
+	return h, nil
 }
 
 // record returns sandbox id's Secret, or ErrNotFound when it has none (or

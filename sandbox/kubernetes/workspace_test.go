@@ -3,6 +3,7 @@ package kubernetes_test
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sandgate/sandgate/sandbox"
+	"github.com/sandgate/sandgate/sandbox/kubernetes"
 )
 
 // TestDurableWorkspace: with the shipped default (a claim of the
@@ -92,5 +94,43 @@ func TestDurableWorkspace(t *testing.T) {
 				time.Sleep(500 * time.Millisecond)
 			}
 		})
+	}
+}
+
+// TestConcurrentResume: two replicas resuming one paused sandbox at once
+// both get it, running on one pod: one makes the pod, the other finds it
+// and waits for its runner.
+func TestConcurrentResume(t *testing.T) {
+	env := newEnv(t, "runc")
+	other, err := kubernetes.New(t.Context(), env.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb := env.create(t, sandbox.Spec{Image: testImage})
+	if out, _ := exec(t, sb, "sh", "-c", "echo kept > /workspace/f && cat /workspace/f"); out != "kept\n" {
+		t.Fatalf("write a file: %q", out)
+	}
+	if err := env.p.Pause(t.Context(), sb.ID()); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	got := make([]sandbox.Sandbox, 2)
+	errs := make([]error, 2)
+	for i, p := range []*kubernetes.Provider{env.p, other} {
+		wg.Go(func() { got[i], errs[i] = p.Resume(t.Context(), sb.ID()) })
+	}
+	wg.Wait()
+	for i := range got {
+		if errs[i] != nil {
+			t.Fatalf("replica %d's Resume: %v", i, errs[i])
+		}
+	}
+	if a, b := got[0].Info().ContainerID, got[1].Info().ContainerID; a != b {
+		t.Errorf("the replicas resumed onto pods %s and %s, want one", a, b)
+	}
+	for i := range got {
+		if out, code := exec(t, got[i], "cat", "/workspace/f"); code != 0 || out != "kept\n" {
+			t.Errorf("replica %d's handle: %q (exit %d), want the file", i, out, code)
+		}
 	}
 }

@@ -23,19 +23,7 @@ func testMemoryPause(t *testing.T, p sandbox.Provider, mp sandbox.MemoryPauser, 
 	ctx := t.Context()
 	sb := create(t, p, spec(image))
 	id := sb.ID()
-	call(t, sb, protocol.OpFileWrite, protocol.WriteRequest{Path: "kept.txt", Content: "kept"}, nil)
-	var proc protocol.ProcessInfo
-	call(t, sb, protocol.OpProcessStart, protocol.ExecRequest{
-		Command: `n=0; while :; do n=$((n+1)); echo $n > /tmp/count; sleep 0.05; done`, Tag: "counter"}, &proc)
-	var cell protocol.InterpResult
-	call(t, sb, protocol.OpInterpRun, protocol.InterpRequest{Language: "python", Code: "kept = 41"}, &cell)
-	if cell.Error != "" {
-		t.Fatalf("interpreter: %s", cell.Error)
-	}
-	before := countOf(t, sb) // the counter runs
-	if before == 0 {
-		t.Fatal("the background counter wrote nothing")
-	}
+	state := rememberState(t, sb)
 
 	if err := mp.PauseKeepingMemory(ctx, id); err != nil {
 		t.Fatalf("PauseKeepingMemory(%s): %v", id, err)
@@ -51,18 +39,7 @@ func testMemoryPause(t *testing.T, p sandbox.Provider, mp sandbox.MemoryPauser, 
 	if err != nil {
 		t.Fatalf("Resume(%s): %v", id, err)
 	}
-	var list protocol.ProcessList
-	call(t, again, protocol.OpProcessList, nil, &list)
-	if !hasRunning(list, proc) {
-		t.Errorf("after a memory resume the processes are %+v; want %s (pid %d) still running", list.Processes, proc.ID, proc.Pid)
-	}
-	if after := countOf(t, again); after < before {
-		t.Errorf("after a memory resume the counter is at %d, was at %d before the pause: it started again", after, before)
-	}
-	call(t, again, protocol.OpInterpRun, protocol.InterpRequest{Language: "python", Code: "kept + 1"}, &cell)
-	if cell.Result != "42" || cell.Restarted {
-		t.Errorf("after a memory resume `kept + 1` = %q (error %q, restarted %v); want 42 from the same interpreter", cell.Result, cell.Error, cell.Restarted)
-	}
+	state.carriesOn(t, again, "after a memory resume")
 	if infos, err := p.List(ctx, sandbox.Filter{ID: id}); err != nil || len(infos) != 1 || infos[0].MemoryKept || infos[0].State == sandbox.StatePaused {
 		t.Errorf("List(%s) after the resume = %+v, %v; want it running with no checkpoint left", id, infos, err)
 	}
@@ -81,9 +58,10 @@ func testMemoryPause(t *testing.T, p sandbox.Provider, mp sandbox.MemoryPauser, 
 	if err != nil {
 		t.Fatalf("Resume(%s) without memory: %v", id, err)
 	}
+	var list protocol.ProcessList
 	call(t, cold, protocol.OpProcessList, nil, &list)
-	if hasRunning(list, proc) {
-		t.Errorf("a resume without memory still has process %s", proc.ID)
+	if hasRunning(list, state.proc) {
+		t.Errorf("a resume without memory still has process %s", state.proc.ID)
 	}
 	var got protocol.ReadResult
 	call(t, cold, protocol.OpFileRead, protocol.ReadRequest{Path: "kept.txt"}, &got)
@@ -95,6 +73,59 @@ func testMemoryPause(t *testing.T, p sandbox.Provider, mp sandbox.MemoryPauser, 
 	}
 	if err := mp.PauseKeepingMemory(ctx, id); !errors.Is(err, sandbox.ErrNotFound) {
 		t.Errorf("PauseKeepingMemory after Remove: err = %v, want ErrNotFound", err)
+	}
+}
+
+// memoryState is what a sandbox holds in memory and on disk for the
+// memory tests: a file, a background counter and an interpreter
+// variable.
+type memoryState struct {
+	proc   protocol.ProcessInfo // the counter, writing /tmp/count
+	before int                  // the count when it was remembered
+}
+
+// rememberState writes kept.txt in sb, starts the counter and sets the
+// interpreter's kept = 41.
+func rememberState(t *testing.T, sb sandbox.Sandbox) memoryState {
+	t.Helper()
+	call(t, sb, protocol.OpFileWrite, protocol.WriteRequest{Path: "kept.txt", Content: "kept"}, nil)
+	var st memoryState
+	call(t, sb, protocol.OpProcessStart, protocol.ExecRequest{
+		Command: `n=0; while :; do n=$((n+1)); echo $n > /tmp/count; sleep 0.05; done`, Tag: "counter"}, &st.proc)
+	var cell protocol.InterpResult
+	call(t, sb, protocol.OpInterpRun, protocol.InterpRequest{Language: "python", Code: "kept = 41"}, &cell)
+	if cell.Error != "" {
+		t.Fatalf("interpreter: %s", cell.Error)
+	}
+	if st.before = countOf(t, sb); st.before == 0 {
+		t.Fatal("the background counter wrote nothing")
+	}
+	return st
+}
+
+// carriesOn checks that sb (the same sandbox, or one made from its
+// snapshot) has the remembered state: the counter is the same process
+// and counts on from where it was, the interpreter has its variable, and
+// kept.txt is there. where says which sandbox, for the errors.
+func (st memoryState) carriesOn(t *testing.T, sb sandbox.Sandbox, where string) {
+	t.Helper()
+	var list protocol.ProcessList
+	call(t, sb, protocol.OpProcessList, nil, &list)
+	if !hasRunning(list, st.proc) {
+		t.Errorf("%s the processes are %+v; want %s (pid %d) still running", where, list.Processes, st.proc.ID, st.proc.Pid)
+	}
+	if after := countOf(t, sb); after < st.before {
+		t.Errorf("%s the counter is at %d, was at %d before: it started again", where, after, st.before)
+	}
+	var cell protocol.InterpResult
+	call(t, sb, protocol.OpInterpRun, protocol.InterpRequest{Language: "python", Code: "kept + 1"}, &cell)
+	if cell.Result != "42" || cell.Restarted {
+		t.Errorf("%s `kept + 1` = %q (error %q, restarted %v); want 42 from the same interpreter", where, cell.Result, cell.Error, cell.Restarted)
+	}
+	var got protocol.ReadResult
+	call(t, sb, protocol.OpFileRead, protocol.ReadRequest{Path: "kept.txt"}, &got)
+	if got.Content != "kept" {
+		t.Errorf("%s kept.txt = %q, want the file", where, got.Content)
 	}
 }
 
@@ -149,16 +180,7 @@ func testMemorySnapshot(t *testing.T, p sandbox.Provider, ms sandbox.MemorySnaps
 		call(t, sb, protocol.OpFileWrite, protocol.WriteRequest{Path: "still.txt", Content: "running"}, nil)
 		return
 	}
-	call(t, sb, protocol.OpFileWrite, protocol.WriteRequest{Path: "kept.txt", Content: "kept"}, nil)
-	var proc protocol.ProcessInfo
-	call(t, sb, protocol.OpProcessStart, protocol.ExecRequest{
-		Command: `n=0; while :; do n=$((n+1)); echo $n > /tmp/count; sleep 0.05; done`, Tag: "counter"}, &proc)
-	var cell protocol.InterpResult
-	call(t, sb, protocol.OpInterpRun, protocol.InterpRequest{Language: "python", Code: "kept = 41"}, &cell)
-	if cell.Error != "" {
-		t.Fatalf("interpreter: %s", cell.Error)
-	}
-	before := countOf(t, sb)
+	state := rememberState(t, sb)
 
 	n, err := ms.SnapshotWithMemory(ctx, id, snap)
 	if err != nil {
@@ -172,11 +194,7 @@ func testMemorySnapshot(t *testing.T, p sandbox.Provider, ms sandbox.MemorySnaps
 	if err != nil {
 		t.Fatalf("the sandbox after its memory snapshot: %v", err)
 	}
-	var list protocol.ProcessList
-	call(t, running, protocol.OpProcessList, nil, &list)
-	if !hasRunning(list, proc) || countOf(t, running) < before {
-		t.Errorf("after its memory snapshot the sandbox's processes are %+v; want %s (pid %d) counting on", list.Processes, proc.ID, proc.Pid)
-	}
+	state.carriesOn(t, running, "in the source after its memory snapshot")
 
 	s := spec(image)
 	s.Snapshot = snap
@@ -184,24 +202,9 @@ func testMemorySnapshot(t *testing.T, p sandbox.Provider, ms sandbox.MemorySnaps
 	if !fork.Info().MemoryKept {
 		t.Errorf("a sandbox made from a memory snapshot: %+v, want MemoryKept", fork.Info())
 	}
-	call(t, fork, protocol.OpProcessList, nil, &list)
-	if !hasRunning(list, proc) {
-		t.Errorf("a sandbox made from a memory snapshot has processes %+v; want %s (pid %d) running", list.Processes, proc.ID, proc.Pid)
-	}
-	if c := countOf(t, fork); c < before {
-		t.Errorf("the copy's counter is at %d, was at %d before the snapshot: it started again", c, before)
-	}
-	call(t, fork, protocol.OpInterpRun, protocol.InterpRequest{Language: "python", Code: "kept + 1"}, &cell)
-	if cell.Result != "42" || cell.Restarted {
-		t.Errorf("in the copy `kept + 1` = %q (error %q, restarted %v); want 42 from the snapshot's interpreter", cell.Result, cell.Error, cell.Restarted)
-	}
-	var got protocol.ReadResult
-	call(t, fork, protocol.OpFileRead, protocol.ReadRequest{Path: "kept.txt"}, &got)
-	if got.Content != "kept" {
-		t.Errorf("the copy's kept.txt = %q, want the snapshot's file", got.Content)
-	}
+	state.carriesOn(t, fork, "in a sandbox made from a memory snapshot")
 	call(t, fork, protocol.OpFileWrite, protocol.WriteRequest{Path: "fork-only.txt", Content: "x"}, nil)
-	got = protocol.ReadResult{}
+	var got protocol.ReadResult
 	call(t, running, protocol.OpFileRead, protocol.ReadRequest{Path: "fork-only.txt"}, &got) // not found: empty
 	if got.Content != "" {
 		t.Error("a file written in the copy shows in the original")
