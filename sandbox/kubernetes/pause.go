@@ -103,6 +103,11 @@ func (p *Provider) resumeOnce(ctx context.Context, id string) (sandbox.Sandbox, 
 	}
 	pausedAt := secret.Annotations[AnnotationPausedAt]
 	if pausedAt == "" {
+		// Another replica may have written the record and not yet made
+		// the pod: it stamped the resume first.
+		if resumed := parseTime(secret.Annotations[AnnotationResumedAt]); time.Since(resumed) < createTimeout {
+			return p.awaitPod(ctx, id, resumed.Add(createTimeout))
+		}
 		return nil, fmt.Errorf("resume sandbox %s: %w", id, sandbox.ErrNotPaused)
 	}
 	// A pod left terminating by the pause: the claim is ReadWriteOncePod.
@@ -141,6 +146,26 @@ func (p *Provider) resumeOnce(ctx context.Context, id string) (sandbox.Sandbox, 
 	sb.info.ResumedAt = parseTime(secret.Annotations[AnnotationResumedAt])
 	p.log.Info("sandbox resumed", "sandbox_id", id, "pod_uid", sb.info.ContainerID, "duration_ms", time.Since(start).Milliseconds())
 	return sb, nil
+}
+
+// awaitPod waits, until deadline, for the pod another replica's resume
+// of sandbox id makes, and returns it once its runner answers; a resume
+// that made none by then failed, and the sandbox is not paused.
+func (p *Provider) awaitPod(ctx context.Context, id string, deadline time.Time) (sandbox.Sandbox, error) {
+	for {
+		sb, err := p.live(ctx, id)
+		if sb != nil || err != nil {
+			return sb, err
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("resume sandbox %s: another replica's resume made no pod: %w", id, sandbox.ErrNotPaused)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("resume sandbox %s: %w", id, ctx.Err())
+		case <-time.After(readyPoll * 5):
+		}
+	}
 }
 
 // live returns sandbox id's pod's handle once its runner answers, if it
