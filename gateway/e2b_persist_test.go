@@ -1,13 +1,17 @@
 package gateway_test
 
 import (
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/sandgate/sandgate/gateway"
 	"github.com/sandgate/sandgate/gateway/audit"
+	"github.com/sandgate/sandgate/gateway/fleet"
+	"github.com/sandgate/sandgate/sandbox"
 )
 
 // An E2B client's timeout, template and metadata outlive the gateway
@@ -156,5 +160,56 @@ func TestReplicasE2BTimeoutAndMetadata(t *testing.T) {
 	b.gw.Reconcile(time.Now().Add(15 * time.Minute))
 	if exists(t, local, other) {
 		t.Fatal("B kept a sandbox whose timeout passed")
+	}
+}
+
+// TestReplicasE2BPausedWithoutAutoResume: a sandbox made with
+// lifecycle {onTimeout: pause, autoResume: false} and paused on replica
+// A stays paused when its data plane is called on replica B, which says
+// so, until connect resumes it: the pause's reason is in the provider's
+// record, which every replica reads (and a restarted gateway too).
+func TestReplicasE2BPausedWithoutAutoResume(t *testing.T) {
+	t.Parallel()
+	key := []byte(randHex(32)) // replicas share the key of access tokens, as a deployment's do
+	a, b, local := replicaPair(t, func(c *gateway.Config) { c.E2B.AccessKey = key })
+	var made e2bCreated
+	body := map[string]any{"templateID": "base", "timeout": 600, "lifecycle": map[string]any{"onTimeout": "pause", "autoResume": false}}
+	if resp := e2bCall(t, "POST", e2bBase(a)+"/v2/sandboxes", nil, body, &made); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("create on A: %d", resp.StatusCode)
+	}
+	envd := map[string]string{"E2b-Sandbox-Id": made.SandboxID, "E2b-Sandbox-Port": "49983", "X-Access-Token": made.EnvdAccessToken}
+	up, _ := http.NewRequestWithContext(t.Context(), "POST", e2bBase(a)+"/files?path=kept.txt", strings.NewReader("kept"))
+	up.Header.Set("Content-Type", "application/octet-stream")
+	for k, v := range envd {
+		up.Header.Set(k, v)
+	}
+	if resp, err := http.DefaultClient.Do(up); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("upload on A: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	if resp := e2bCall(t, "GET", e2bBase(b)+"/files?path=kept.txt", envd, nil, nil); resp.StatusCode != http.StatusOK {
+		raw, _ := io.ReadAll(resp.Body)
+		t.Fatalf("download on B before the pause: %d %s", resp.StatusCode, raw) // B tracks the sandbox too
+	}
+	if resp := e2bCall(t, "POST", e2bBase(a)+"/sandboxes/"+made.SandboxID+"/pause", nil, nil, nil); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("pause on A: %d", resp.StatusCode)
+	}
+	if infos, err := local.List(t.Context(), sandbox.Filter{ID: made.SandboxID}); err != nil || len(infos) != 1 || infos[0].PausedFor != fleet.ReasonE2BPause {
+		t.Fatalf("the provider's record of the pause: %+v, %v; want paused for %q", infos, err, fleet.ReasonE2BPause)
+	}
+	resp := e2bCall(t, "GET", e2bBase(b)+"/files?path=kept.txt", envd, nil, nil)
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode == http.StatusOK || !strings.Contains(string(raw), "paused") {
+		t.Fatalf("download on B of a sandbox A paused without autoResume: %d %s; want a refusal that says it is paused", resp.StatusCode, raw)
+	}
+	if infos, _ := local.List(t.Context(), sandbox.Filter{ID: made.SandboxID}); len(infos) != 1 || infos[0].State != sandbox.StatePaused {
+		t.Fatalf("after B's refused request: %+v; want it still paused", infos)
+	}
+	if resp := e2bCall(t, "POST", e2bBase(b)+"/sandboxes/"+made.SandboxID+"/connect", nil, map[string]any{"timeout": 600}, nil); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("connect on B: %d; want 201, resumed", resp.StatusCode)
+	}
+	if resp := e2bCall(t, "GET", e2bBase(b)+"/files?path=kept.txt", envd, nil, nil); resp.StatusCode != http.StatusOK {
+		t.Fatalf("download on B after connect: %d", resp.StatusCode)
 	}
 }

@@ -5,13 +5,10 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -136,14 +133,7 @@ func TestKubernetesPodDeletedFromOutside(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pods := cs.CoreV1().Pods(tg.Instance)
-	if err := pods.Delete(t.Context(), "sandgate-"+id, metav1.DeleteOptions{}); err != nil {
-		t.Fatalf("delete the sandbox pod %s: %v", id, err)
-	}
-	waitFor(t, 2*time.Minute, "the pod to be gone", func() bool {
-		_, err := pods.Get(t.Context(), "sandgate-"+id, metav1.GetOptions{})
-		return apierrors.IsNotFound(err)
-	})
+	deletePodAndWait(t, cs, tg.Instance, id)
 	next := map[string]any{"command": "ls; echo answered"}
 	res := call(t, c, "run_shell", next)
 	if res.IsError && strings.Contains(text(res), "stopped answering") && strings.Contains(text(res), "its next call replaces it") {

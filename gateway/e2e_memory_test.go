@@ -1,11 +1,16 @@
 package gateway_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
+
 	"github.com/sandgate/sandgate/gateway/audit"
+	"github.com/sandgate/sandgate/sandbox"
 )
 
 // TestPauseKeepsMemoryGVisor: under gVisor a pause keeps the sandbox's
@@ -134,5 +139,59 @@ func TestForkKeepsMemoryGVisor(t *testing.T) {
 	created := structuredAs[map[string]any](t, res)
 	if created["memory_kept"] != true || !strings.Contains(text(res), "started from the snapshot's memory") {
 		t.Errorf("sandbox_create from a memory snapshot: %v %q", created, text(res))
+	}
+}
+
+// TestMemoryCrashPointsGVisor: a gateway that dies while a snapshot with
+// memory has the sandbox checkpointed (after the copies, before the
+// restore; the snapshot's record not yet ready) leaves a sandbox paused
+// with its memory, which the next gateway's first call restores, and no
+// snapshot: the rollback deletes its files and its memory. The same
+// state is a memory pause the gateway died after. (A crash before the
+// checkpoint leaves a marked, running sandbox: TestPauseCrashPoints; one
+// after the restore leaves a running sandbox and the unready record:
+// TestSnapshotOnDocker.)
+func TestMemoryCrashPointsGVisor(t *testing.T) {
+	t.Parallel()
+	tg := startGVisorGateway(t, nil)
+	c := modernClient(t, tg.URL)
+	id := createOn(t, c, nil)
+	code := func(c *client.Client, src string) (interpResult, string) {
+		t.Helper()
+		res := mustOK(t, "run_code", call(t, c, "run_code", map[string]any{"sandbox_id": id, "language": "python", "code": src, "stateful": true}))
+		return structuredAs[interpResult](t, res), allText(res)
+	}
+	if r, _ := code(c, "kept = 41"); r.Error != "" {
+		t.Fatalf("interpreter: %s", r.Error)
+	}
+	snap := structuredAs[map[string]any](t, mustOK(t, "sandbox_snapshot", call(t, c, "sandbox_snapshot", map[string]any{"sandbox_id": id})))
+	snapID, _ := snap["snapshot_id"].(string)
+	if snap["memory"] != true {
+		t.Fatalf("sandbox_snapshot under gVisor = %v, want it to hold the memory", snap)
+	}
+	snapDir := filepath.Join(tg.VarDir, "workspaces", "_snapshots", snapID)
+	if _, err := os.Stat(filepath.Join(snapDir, "memory")); err != nil {
+		t.Fatalf("the snapshot's memory: %v", err)
+	}
+	editSnapshotRecord(t, tg, snapID, "ready", false)
+	if p := structuredAs[map[string]any](t, mustOK(t, "sandbox_pause", call(t, c, "sandbox_pause", map[string]any{"sandbox_id": id}))); p["memory_kept"] != true {
+		t.Fatalf("sandbox_pause = %v, want the memory kept", p)
+	}
+	tg.crash()
+
+	tg2 := restart(t, tg)
+	if left := tg2.listed(t); len(left) != 1 || left[0].State != sandbox.StatePaused || !left[0].MemoryKept {
+		t.Fatalf("after the restart: %+v; want the sandbox alone, paused with its memory", left)
+	}
+	if _, err := os.Stat(snapDir); !os.IsNotExist(err) {
+		t.Errorf("the unfinished snapshot's files and memory after the restart: %v; want them deleted", err)
+	}
+	c2 := modernClient(t, tg2.URL)
+	r, note := code(c2, "kept + 1")
+	if r.Result != "42" || r.Restarted || !strings.Contains(note, "memory was restored") {
+		t.Fatalf("the first call after the restart: `kept + 1` = %+v, note %q; want 42 from the restored interpreter", r, note)
+	}
+	if l := structuredAs[map[string]any](t, mustOK(t, "snapshot_list", call(t, c2, "snapshot_list", nil)))["snapshots"].([]any); len(l) != 0 {
+		t.Errorf("snapshot_list after the rollback: %v", l)
 	}
 }

@@ -51,25 +51,8 @@ func TestSnapshotOnDocker(t *testing.T) {
 	// A crash after the copy, before the record was marked ready; and a
 	// crash in the middle of a fork, whose own snapshot was left.
 	forkSnap := structuredAs[map[string]any](t, mustOK(t, "sandbox_snapshot", call(t, c, "sandbox_snapshot", map[string]any{"sandbox_id": src})))["snapshot_id"].(string)
-	edit := func(id, key string, v bool) {
-		t.Helper()
-		record := filepath.Join(tg.VarDir, "snapshots", id+".json")
-		data, err := os.ReadFile(record)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var r map[string]any
-		if err := json.Unmarshal(data, &r); err != nil {
-			t.Fatal(err)
-		}
-		r[key] = v
-		data, _ = json.Marshal(r)
-		if err := os.WriteFile(record, data, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	edit(snapID, "ready", false)
-	edit(forkSnap, "for_fork", true)
+	editSnapshotRecord(t, tg, snapID, "ready", false)
+	editSnapshotRecord(t, tg, forkSnap, "for_fork", true)
 	tg.crash()
 	tg2 := restart(t, tg)
 	for _, id := range []string{snapID, forkSnap} {
@@ -87,5 +70,25 @@ func TestSnapshotOnDocker(t *testing.T) {
 	}
 	if got := sum(made); got != want {
 		t.Errorf("the sandbox made from the rolled-back snapshot after the restart: %s, want its files kept", got)
+	}
+}
+
+// editSnapshotRecord sets field key of snapshot id's record, as a crash
+// would have left it.
+func editSnapshotRecord(t *testing.T, tg *testGateway, id, key string, v bool) {
+	t.Helper()
+	record := filepath.Join(tg.VarDir, "snapshots", id+".json")
+	data, err := os.ReadFile(record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r map[string]any
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	r[key] = v
+	data, _ = json.Marshal(r)
+	if err := os.WriteFile(record, data, 0o600); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -370,7 +370,7 @@ func auditRecords(t testing.TB, path string) []audit.Event {
 // as a restarted process would; mutate, if given, configures it.
 func restart(t testing.TB, old *testGateway, mutate ...func(*gateway.Config)) *testGateway {
 	t.Helper()
-	tg := &testGateway{Instance: old.Instance, VarDir: old.VarDir, Local: old.Local} // a Local outlives its gateway
+	tg := &testGateway{Instance: old.Instance, VarDir: old.VarDir, Local: old.Local, Runtime: old.Runtime} // a Local outlives its gateway
 	var m func(*gateway.Config)
 	if len(mutate) > 0 {
 		m = mutate[0]

@@ -249,8 +249,13 @@ type Info struct {
 	Metadata  map[string]string `json:"metadata,omitempty"`
 	Lifecycle Lifecycle         `json:"lifecycle,omitzero"`
 	// PausedAt is when a paused sandbox (State StatePaused) was paused;
-	// zero for one that is not, or when the provider cannot tell.
+	// zero for one that is not, or when the provider cannot tell. Beside
+	// a running State it is a pause mark a pause cut short left (a
+	// crash between the mark and the stop), which the gateway clears.
 	PausedAt time.Time `json:"paused_at,omitzero"`
+	// PausedFor is the reason a paused sandbox was paused with (Pauser);
+	// "" when the provider recorded none.
+	PausedFor string `json:"paused_for,omitempty"`
 	// ResumedAt is when a resumed sandbox was last resumed (zero: never
 	// paused, or the provider cannot tell): a resume starts a new run,
 	// and the gateway counts its maximum lifetime from there.
@@ -317,8 +322,12 @@ type Pauser interface {
 	// List then reports it with State StatePaused, Get does not find it,
 	// and Remove removes it as any other. Pausing a paused sandbox does
 	// nothing; a missing one is ErrNotFound. A crash in the middle leaves
-	// the sandbox running or paused, never neither.
-	Pause(ctx context.Context, id string) error
+	// the sandbox running or paused, never neither. reason (the gateway's
+	// word for why, at most MaxPauseReason bytes) is recorded with the
+	// pause and listed as Info.PausedFor, so that whoever serves the
+	// sandbox next (another replica, a restarted gateway) knows whether
+	// its traffic may resume it.
+	Pause(ctx context.Context, id, reason string) error
 	// Resume starts paused sandbox id again and returns once its runner
 	// accepts connections; a running sandbox is returned as it is. A
 	// sandbox that is neither (its runner died) is ErrNotPaused:
@@ -356,7 +365,7 @@ type MemoryPauser interface {
 	// PauseKeepingMemory is Pause that checkpoints the sandbox first, so
 	// that Resume restores it as it was (Info.MemoryKept). A checkpoint
 	// that fails is ErrCannotKeepMemory and leaves the sandbox running.
-	PauseKeepingMemory(ctx context.Context, id string) error
+	PauseKeepingMemory(ctx context.Context, id, reason string) error
 	// DropMemory discards paused sandbox id's checkpoint: its next
 	// Resume starts it afresh on its files. One without is left as it is.
 	DropMemory(ctx context.Context, id string) error
@@ -380,6 +389,23 @@ type MemorySnapshotter interface {
 
 // StatePaused is the Info.State of a paused sandbox (Pauser).
 const StatePaused = "paused"
+
+// MaxPauseReason bounds a pause reason (Pauser.Pause), which providers
+// keep beside the sandbox; a longer one is cut.
+const MaxPauseReason = 64
+
+// PauseReason is reason as a provider keeps it: cut to MaxPauseReason
+// bytes, and "" unless it is printable ASCII (it is read back from
+// storage a sandbox may write to).
+func PauseReason(reason string) string {
+	reason = reason[:min(len(reason), MaxPauseReason)]
+	for _, c := range []byte(reason) {
+		if c < ' ' || c > '~' {
+			return ""
+		}
+	}
+	return reason
+}
 
 // PoolClaims is implemented by providers that keep the claims of warm
 // pool sandboxes in their own shared records, where every gateway

@@ -288,7 +288,10 @@ func (r *e2bRunner) Do(ctx context.Context, op e2b.Op, fn func(ctx context.Conte
 		return fmt.Errorf("%w: %s needs scope %s, which this sandbox's access token does not grant", e2b.ErrForbidden, op.Name, op.Scope)
 	}
 	return r.g.apiCall(ctx, r.p, r.b, op, func(ctx context.Context) error {
-		runner, _, err := r.g.boxes.Attach(ctx, r.b, r.p)
+		runner, _, err := r.g.boxes.AttachTraffic(ctx, r.b, r.p)
+		if errors.Is(err, fleet.ErrWaitsForResume) {
+			return fmt.Errorf("%w: %w", e2b.ErrPaused, err)
+		}
 		if err != nil {
 			return err
 		}

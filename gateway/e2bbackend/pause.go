@@ -31,7 +31,7 @@ func (e e2bBackend) Pause(ctx context.Context, id string, keepMemory *bool) erro
 		if b.Paused() {
 			return fmt.Errorf("sandbox %s is %w already", id, e2b.ErrPaused)
 		}
-		return e.g.boxes.Pause(ctx, b, p, "e2b pause", fleet.PauseOptions{Memory: memory, EvenBusy: true})
+		return e.g.boxes.Pause(ctx, b, p, fleet.ReasonE2BPause, fleet.PauseOptions{Memory: memory, EvenBusy: true})
 	})
 }
 

@@ -158,6 +158,22 @@ func (m *Fleet) Recover(ctx context.Context, b *Box, gen int, p identity.Identit
 // first when its runner is dead (Recover); the note, when it has text,
 // says so. On an error b is released again.
 func (m *Fleet) Attach(ctx context.Context, b *Box, p identity.Identity) (*protocol.Client, Note, error) {
+	return m.attach(ctx, b, p, false)
+}
+
+// AttachTraffic is Attach for a request that resumes a paused sandbox
+// only where its lifecycle lets traffic do so (E2B's data plane): one
+// that waits for its owner's resume (WaitsForResume), as another
+// replica's pause may have left it, is ErrWaitsForResume.
+func (m *Fleet) AttachTraffic(ctx context.Context, b *Box, p identity.Identity) (*protocol.Client, Note, error) {
+	return m.attach(ctx, b, p, true)
+}
+
+// ErrWaitsForResume: the sandbox is paused, and only its owner's resume
+// (E2B's connect) starts it again (Box.WaitsForResume).
+var ErrWaitsForResume = errors.New("sandbox is paused, and only a resume (connect) by its owner starts it again")
+
+func (m *Fleet) attach(ctx context.Context, b *Box, p identity.Identity, traffic bool) (*protocol.Client, Note, error) {
 	gen := b.Generation()
 	c, err := b.Acquire(ctx)
 	if err == nil {
@@ -166,6 +182,9 @@ func (m *Fleet) Attach(ctx context.Context, b *Box, p identity.Identity) (*proto
 	b.Release()
 	var note Note
 	if errors.Is(err, errPaused) || m.PausedElsewhere(ctx, b) {
+		if traffic && b.WaitsForResume() {
+			return nil, Note{}, fmt.Errorf("sandbox %s: %w", b.ID(), ErrWaitsForResume)
+		}
 		note, err = m.Resume(ctx, b, p, "call")
 	} else {
 		note, err = m.Recover(ctx, b, gen, p, err)

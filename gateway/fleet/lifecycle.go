@@ -143,6 +143,9 @@ func (m *Fleet) adoptee(ctx context.Context, info sandbox.Info) (*Box, bool) {
 	sb, err := m.provider.Get(ctx, info.ID)
 	running := err == nil
 	paused := !running && info.State == sandbox.StatePaused
+	if running && (info.State == sandbox.StatePaused || !info.PausedAt.IsZero()) {
+		sb = m.unmark(ctx, info.ID, sb)
+	}
 	switch {
 	case paused:
 		sb = pausedSandbox{info: info, p: m.provider} // resumed on first use
@@ -157,7 +160,7 @@ func (m *Fleet) adoptee(ctx context.Context, info sandbox.Info) (*Box, bool) {
 	session := ""
 	b := newBox(sb, info.Owner, info.Tenant, session, m.lifetimeAfterResume(info))
 	b.paused.Store(paused)
-	b.pausedAt = info.PausedAt
+	b.pausedAt, b.pausedFor = info.PausedAt, info.PausedFor
 	b.pausedBytes.Store(info.DiskBytes)
 	b.recorded.Store(lastUse(info).UnixNano()) // the use its listing holds
 	if info.Session != "" {
@@ -171,6 +174,27 @@ func (m *Fleet) adoptee(ctx context.Context, info sandbox.Info) (*Box, bool) {
 		b.deadline.Store(deadline.UnixNano()) // armed once tracked (adopted)
 	}
 	return b, running
+}
+
+// unmark rolls back a pause cut short between marking sandbox id's record
+// paused and stopping it (a crash; Kubernetes records the mark apart
+// from the pod): the sandbox runs, so its record must not say paused,
+// or quotas and retention would count it as paused. The provider's
+// resume of a running sandbox only clears the mark. Should a pause by
+// another replica be under way, its stop comes next and the sandbox's
+// next call replaces it, files kept.
+func (m *Fleet) unmark(ctx context.Context, id string, running sandbox.Sandbox) sandbox.Sandbox {
+	pz, ok := m.pauser()
+	if !ok {
+		return running
+	}
+	sb, err := pz.Resume(ctx, id)
+	if err != nil {
+		m.log.Warn("clear the pause mark of a running sandbox", "sandbox_id", id, "error", err)
+		return running
+	}
+	m.log.Info("a pause cut short rolled back: the sandbox runs", "sandbox_id", id)
+	return sb
 }
 
 // parseAllow reads a sandbox's recorded allowlist. Fail closed: a list
@@ -272,7 +296,7 @@ func (m *Fleet) pauseOrphan(ctx context.Context, info sandbox.Info, why string) 
 		return
 	}
 	start := time.Now()
-	err := pz.Pause(ctx, info.ID)
+	err := pz.Pause(ctx, info.ID, why)
 	if isNotFound(err) {
 		return // removed meanwhile
 	}

@@ -97,8 +97,8 @@ func (m *Fleet) pauser() (sandbox.Pauser, bool) {
 
 // PausedElsewhere reports whether another replica paused b's sandbox:
 // the provider lists it paused while this replica's box thinks it runs.
-// The box is then marked paused, as if this replica had paused it (the
-// reason is not recorded: it resumes on traffic).
+// The box is then marked paused, as if this replica had paused it, with
+// the reason the provider recorded.
 func (m *Fleet) PausedElsewhere(ctx context.Context, b *Box) bool {
 	if !m.cfg.Replicated || !m.CanPause() {
 		return false
@@ -114,7 +114,7 @@ func (m *Fleet) PausedElsewhere(ctx context.Context, b *Box) bool {
 	}
 	b.paused.Store(true)
 	b.DropClient()
-	b.sb, b.pausedAt, b.pausedFor = pausedSandbox{info: listed[0], p: m.provider}, listed[0].PausedAt, ""
+	b.sb, b.pausedAt, b.pausedFor = pausedSandbox{info: listed[0], p: m.provider}, listed[0].PausedAt, listed[0].PausedFor
 	b.pausedBytes.Store(listed[0].DiskBytes)
 	return true
 }
@@ -207,19 +207,30 @@ func (m *Fleet) CanPause() bool {
 	return ok
 }
 
-// WaitsForResume reports whether b is paused at its owner's request
-// (not by the gateway's idle policy) with a lifecycle that does not
-// resume it on traffic: an E2B data-plane request then answers that it
-// is paused rather than resume it. A sandbox paused before this gateway
-// started resumes on traffic.
+// Reasons for a pause its owner asked for (Pause's reason).
+const (
+	ReasonPauseTool = "sandbox_pause" // MCP
+	ReasonE2BPause  = "e2b pause"     // E2B's POST /sandboxes/{id}/pause
+)
+
+// WaitsForResume reports whether b is paused at its owner's request (a
+// pause call, or the timeout its owner set with onTimeout pause; not the
+// gateway's idle policy, nor a pause of the gateway's own, such as a
+// snapshot a crash cut short) with a lifecycle that does not resume it on
+// traffic: an E2B data-plane request then answers that it is paused
+// rather than resume it. The reason is the provider's record of the
+// pause, so this holds on every replica and after a restart.
 func (b *Box) WaitsForResume() bool {
 	b.Mu.Lock()
 	defer b.Mu.Unlock()
-	switch {
-	case !b.paused.Load(), b.pausedFor == "", b.pausedFor == reasonIdle, b.pausedFor == reasonMaxLifetime:
+	if !b.paused.Load() {
 		return false
 	}
-	return !b.sb.Info().Lifecycle.AutoResume
+	switch b.pausedFor {
+	case ReasonPauseTool, ReasonE2BPause, reasonDeadline:
+		return !b.sb.Info().Lifecycle.AutoResume
+	}
+	return false
 }
 
 // pause is Pause. The sweep pauses with EvenBusy a sandbox at the end of
@@ -273,7 +284,7 @@ func (m *Fleet) pause(ctx context.Context, b *Box, p identity.Identity, reason s
 	b.Mu.Unlock()
 
 	start := time.Now()
-	err = m.stop(ctx, pz, b.ID(), keepMemory, opts.Memory == MemoryKeep)
+	err = m.stop(ctx, pz, b.ID(), reason, keepMemory, opts.Memory == MemoryKeep)
 	memory := "dropped"
 	if keepMemory && err == nil {
 		memory = "kept"
@@ -305,17 +316,17 @@ func (m *Fleet) pause(ctx context.Context, b *Box, p identity.Identity, reason s
 // stop pauses sandbox id through the provider, checkpointing its memory
 // when keepMemory. A checkpoint that fails leaves the sandbox running:
 // unless the memory was required, it is then paused with its files.
-func (m *Fleet) stop(ctx context.Context, pz sandbox.Pauser, id string, keepMemory, required bool) error {
+func (m *Fleet) stop(ctx context.Context, pz sandbox.Pauser, id, reason string, keepMemory, required bool) error {
 	mp, ok := pz.(sandbox.MemoryPauser)
 	if !keepMemory || !ok {
-		return pz.Pause(ctx, id)
+		return pz.Pause(ctx, id, reason)
 	}
-	err := mp.PauseKeepingMemory(ctx, id)
+	err := mp.PauseKeepingMemory(ctx, id, reason)
 	if err == nil || required || !errors.Is(err, sandbox.ErrCannotKeepMemory) {
 		return err
 	}
 	m.log.Warn("sandbox memory could not be kept: pausing it with its files", "sandbox_id", id, "error", err)
-	return pz.Pause(ctx, id)
+	return pz.Pause(ctx, id, reason)
 }
 
 // reservePaused counts b's sandbox, as it is on disk now, against its

@@ -256,7 +256,7 @@ func runSandboxPause(ctx context.Context, c *call) (*mcpapi.CallToolResult, erro
 	}
 	c.end.ContainerID = b.Info().ContainerID
 	opts := fleet.PauseOptions{Memory: fleet.MemoryChoice(a.KeepMemory)}
-	if err := c.g.boxes.Pause(ctx, b, c.p, "sandbox_pause", opts); err != nil {
+	if err := c.g.boxes.Pause(ctx, b, c.p, fleet.ReasonPauseTool, opts); err != nil {
 		return nil, err
 	}
 	kept := b.Info().MemoryKept

@@ -53,7 +53,7 @@ func BenchmarkMemoryPause(b *testing.B) {
 			var bytes int64
 			for b.Loop() {
 				start := time.Now()
-				if err := env.p.PauseKeepingMemory(ctx, sb.ID()); err != nil {
+				if err := env.p.PauseKeepingMemory(ctx, sb.ID(), "bench"); err != nil {
 					b.Fatal(err)
 				}
 				mid := time.Now()

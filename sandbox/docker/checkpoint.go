@@ -78,7 +78,7 @@ func (p *Provider) KeepsMemory() (bool, string) {
 
 // PauseKeepingMemory checkpoints sandbox id and stops it; see
 // sandbox.MemoryPauser. The pause marker is written first, as for Pause.
-func (p *Provider) PauseKeepingMemory(ctx context.Context, id string) error {
+func (p *Provider) PauseKeepingMemory(ctx context.Context, id, reason string) error {
 	start := time.Now()
 	if ok, why := p.KeepsMemory(); !ok {
 		return fmt.Errorf("pause sandbox %s with its memory: %w: %s", id, sandbox.ErrCannotKeepMemory, why)
@@ -98,7 +98,7 @@ func (p *Provider) PauseKeepingMemory(ctx context.Context, id string) error {
 		return fmt.Errorf("pause sandbox %s: its container is %s: %w", id, c.State, sandbox.ErrNotFound)
 	}
 	marker := p.pausedMarker(id)
-	if err := os.WriteFile(marker, nil, 0o600); err != nil {
+	if err := writeMarker(marker, reason); err != nil {
 		return fmt.Errorf("pause sandbox %s: mark it paused: %w", id, err)
 	}
 	if err := p.checkpoint(ctx, id, c.ID); err != nil {

@@ -53,7 +53,7 @@ func (p *Provider) SnapshotWithMemory(ctx context.Context, id, snap string) (int
 	case dst == "":
 		return 0, fmt.Errorf("snapshot sandbox %s: snapshot id %q is not an id", id, snap)
 	}
-	if err := p.PauseKeepingMemory(ctx, id); err != nil {
+	if err := p.PauseKeepingMemory(ctx, id, "snapshot"); err != nil {
 		return 0, err // it runs on
 	}
 	// It runs again whatever becomes of the copies.

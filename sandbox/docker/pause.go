@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -36,7 +38,7 @@ const pauseGrace = 2 * time.Second
 // between leaves a running sandbox (a running container's marker means
 // nothing; Resume and Recreate remove it), never a stopped one that
 // looks dead.
-func (p *Provider) Pause(ctx context.Context, id string) error {
+func (p *Provider) Pause(ctx context.Context, id, reason string) error {
 	start := time.Now()
 	if !p.ws.Durable() {
 		return fmt.Errorf("pause sandbox %s: %w: this host keeps workspaces in memory (%s), and a stopped container's would be lost; run the gateway where loop devices work (--workspace-backend loop)", id, sandbox.ErrCannotPause, p.ws.Reason())
@@ -45,13 +47,17 @@ func (p *Provider) Pause(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
+	running := slices.ContainsFunc(cs, func(c container.Summary) bool { return c.State == container.StateRunning })
+	if !running && p.isPaused(id) {
+		return nil // paused already: its mark, time and reason stay
+	}
 	for _, c := range cs { // left by a crash mid-resume
 		if err := p.dropCheckpoint(ctx, c.ID); err != nil {
 			return fmt.Errorf("pause sandbox %s: %w", id, err)
 		}
 	}
 	marker := p.pausedMarker(id)
-	if err := os.WriteFile(marker, nil, 0o600); err != nil {
+	if err := writeMarker(marker, reason); err != nil {
 		return fmt.Errorf("pause sandbox %s: mark it paused: %w", id, err)
 	}
 	grace := int(pauseGrace.Seconds())
@@ -146,6 +152,26 @@ func (p *Provider) pausedMarker(id string) string {
 	return filepath.Join(p.socketHostDir(id), pausedMarker)
 }
 
+// writeMarker writes a pause marker at path, holding the pause's reason
+// (sandbox.PauseReason).
+func writeMarker(path, reason string) error {
+	return os.WriteFile(path, []byte(sandbox.PauseReason(reason)), 0o600)
+}
+
+// markerReason is the reason a pause marker holds. The marker lives in
+// the socket dir, which the sandbox can write: the read is bounded and
+// what it holds is only trusted as far as PauseReason lets it.
+func markerReason(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	buf := make([]byte, sandbox.MaxPauseReason)
+	n, _ := io.ReadFull(f, buf)
+	return sandbox.PauseReason(string(buf[:n]))
+}
+
 // isPaused reports whether sandbox id carries the pause marker.
 func (p *Provider) isPaused(id string) bool {
 	_, err := os.Lstat(p.pausedMarker(id))
@@ -162,6 +188,7 @@ func (p *Provider) hostState(info *sandbox.Info) {
 	if info.State != container.StateRunning {
 		if fi, err := os.Lstat(filepath.Join(dir, pausedMarker)); err == nil {
 			info.State, info.PausedAt = sandbox.StatePaused, fi.ModTime().UTC()
+			info.PausedFor = markerReason(filepath.Join(dir, pausedMarker))
 			info.MemoryKept = p.hasCheckpoint(info.ContainerID)
 		}
 	}

@@ -37,7 +37,7 @@ func TestPauseTellsPauseFromDeath(t *testing.T) {
 	if _, err := env.p.Recreate(ctx, sandbox.Spec{ID: id, Owner: "o", Image: testImage}); err != nil {
 		t.Fatal(err)
 	}
-	if err := env.p.Pause(ctx, id); err != nil {
+	if err := env.p.Pause(ctx, id, "test"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := env.p.Recreate(ctx, sandbox.Spec{ID: id, Owner: "o", Image: testImage}); err != nil {

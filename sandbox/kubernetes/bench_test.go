@@ -54,7 +54,7 @@ func BenchmarkPause(b *testing.B) {
 			var pause, resume []time.Duration
 			for b.Loop() {
 				start := time.Now()
-				if err := env.p.Pause(b.Context(), sb.ID()); err != nil {
+				if err := env.p.Pause(b.Context(), sb.ID(), "bench"); err != nil {
 					b.Fatalf("Pause: %v", err)
 				}
 				mid := time.Now()

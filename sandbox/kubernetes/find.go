@@ -119,6 +119,7 @@ func pausedInfo(m metav1.ObjectMeta) sandbox.Info {
 	if at := m.Annotations[AnnotationPausedAt]; at != "" {
 		info.State, info.PausedAt = sandbox.StatePaused, parseTime(at)
 		info.DiskBytes, _ = strconv.ParseInt(m.Annotations[AnnotationPausedBytes], 10, 64)
+		info.PausedFor = sandbox.PauseReason(m.Annotations[AnnotationPausedFor])
 	}
 	return info
 }

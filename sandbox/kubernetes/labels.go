@@ -81,6 +81,9 @@ const (
 	// AnnotationPausedBytes is the provisioned size of a paused
 	// sandbox's workspace volume, in bytes, when it was paused.
 	AnnotationPausedBytes = "sandgate.dev/paused-bytes"
+	// AnnotationPausedFor is a paused sandbox's Secret's pause reason
+	// (sandbox.Info.PausedFor).
+	AnnotationPausedFor = "sandgate.dev/paused-for"
 	// AnnotationResumedAt is the sandbox's last resume, RFC 3339 in UTC.
 	AnnotationResumedAt = "sandgate.dev/resumed-at"
 )
@@ -239,6 +242,8 @@ func specFromRecord(m metav1.ObjectMeta) sandbox.Spec {
 func withRecord(info sandbox.Info, secret metav1.ObjectMeta) sandbox.Info {
 	rec := infoFromMeta(secret)
 	rec.ContainerID, rec.State = info.ContainerID, info.State
+	// A pause mark beside a live pod: a pause cut short (or under way).
+	rec.PausedAt = parseTime(secret.Annotations[AnnotationPausedAt])
 	return rec
 }
 

@@ -31,7 +31,7 @@ var _ sandbox.Pauser = (*Provider)(nil)
 // never a sandbox that is neither. Pausing a paused sandbox does
 // nothing. With WorkspaceEmptyDir there is nothing to keep:
 // ErrCannotPause.
-func (p *Provider) Pause(ctx context.Context, id string) error {
+func (p *Provider) Pause(ctx context.Context, id, reason string) error {
 	start := time.Now()
 	if !p.cfg.durable() {
 		return fmt.Errorf("pause sandbox %s: %w: its /workspace is an emptyDir, which dies with its pod; give the gateway a StorageClass that enforces sizes (--k8s-workspace-class)", id, sandbox.ErrCannotPause)
@@ -53,10 +53,8 @@ func (p *Provider) Pause(ctx context.Context, id string) error {
 		return fmt.Errorf("pause sandbox %s: its workspace claim: %w", id, apiErr(err))
 	}
 	size := pvc.Status.Capacity.Storage().Value()
-	if err := p.annotate(ctx, "secrets", id, AnnotationPausedBytes, strconv.FormatInt(size, 10)); err != nil {
-		return fmt.Errorf("pause sandbox %s: record its size: %w", id, err)
-	}
-	if err := p.annotate(ctx, "secrets", id, AnnotationPausedAt, start.UTC().Format(time.RFC3339Nano)); err != nil {
+	if err := p.annotate(ctx, "secrets", id, AnnotationPausedBytes, strconv.FormatInt(size, 10),
+		AnnotationPausedFor, sandbox.PauseReason(reason), AnnotationPausedAt, start.UTC().Format(time.RFC3339Nano)); err != nil {
 		return fmt.Errorf("pause sandbox %s: mark it paused: %w", id, err)
 	}
 	if _, err := p.deletePod(ctx, id, true); err != nil {
@@ -120,6 +118,8 @@ func (p *Provider) resumeOnce(ctx context.Context, id string) (sandbox.Sandbox, 
 	maps.Copy(secret.Annotations, want.Annotations)
 	secret.Annotations[AnnotationResumedAt] = start.UTC().Format(time.RFC3339Nano)
 	delete(secret.Annotations, AnnotationPausedAt)
+	pausedFor := secret.Annotations[AnnotationPausedFor]
+	delete(secret.Annotations, AnnotationPausedFor)
 	// Of replicas resuming it at once, one writes; the others read again
 	// and find its pod.
 	secret, err = p.cs.CoreV1().Secrets(p.cfg.Namespace).Update(ctx, secret, metav1.UpdateOptions{})
@@ -138,7 +138,7 @@ func (p *Provider) resumeOnce(ctx context.Context, id string) (sandbox.Sandbox, 
 	if err != nil {
 		// Paused again, with its files: the next resume tries afresh.
 		p.rollback(ctx, id, made)
-		if aerr := p.annotate(context.WithoutCancel(ctx), "secrets", id, AnnotationPausedAt, pausedAt); aerr != nil {
+		if aerr := p.annotate(context.WithoutCancel(ctx), "secrets", id, AnnotationPausedFor, pausedFor, AnnotationPausedAt, pausedAt); aerr != nil {
 			p.log.Error("mark a sandbox whose resume failed paused again", "sandbox_id", id, "error", aerr)
 		}
 		return nil, fmt.Errorf("resume sandbox %s: %w", id, err)
@@ -210,7 +210,7 @@ func (p *Provider) clearPaused(ctx context.Context, secret *corev1.Secret) {
 	if secret.Annotations[AnnotationPausedAt] == "" {
 		return
 	}
-	if err := p.annotate(ctx, "secrets", secret.Annotations[AnnotationSandbox], AnnotationPausedAt, ""); err != nil {
+	if err := p.annotate(ctx, "secrets", secret.Annotations[AnnotationSandbox], AnnotationPausedAt, "", AnnotationPausedFor, ""); err != nil {
 		p.log.Warn("clear the pause mark of a running sandbox", "sandbox_id", secret.Annotations[AnnotationSandbox], "error", err)
 	}
 }

@@ -66,19 +66,22 @@ func (p *Provider) SetDeadline(ctx context.Context, id string, at time.Time) err
 	return nil
 }
 
-// annotate sets annotation key to value on sandbox id's object of the
-// given resource ("secrets" or "pods"), if it is this instance's; else
-// it returns ErrNotFound.
-func (p *Provider) annotate(ctx context.Context, resource, id, key, value string) error {
+// annotate sets annotations (key, value pairs, in one write) on sandbox
+// id's object of the given resource ("secrets" or "pods"), if it is this
+// instance's; else it returns ErrNotFound.
+func (p *Provider) annotate(ctx context.Context, resource, id string, keyValues ...string) error {
 	if !idPattern.MatchString(id) {
 		return fmt.Errorf("%w: id %q", sandbox.ErrNotFound, id)
 	}
-	patch, _ := json.Marshal([]map[string]string{ // strings always encode
+	ops := []map[string]string{
 		{"op": "test", "path": "/metadata/labels/" + pointer(LabelManaged), "value": "true"},
 		{"op": "test", "path": "/metadata/labels/" + pointer(LabelInstance), "value": p.cfg.Instance},
 		{"op": "test", "path": "/metadata/annotations/" + pointer(AnnotationSandbox), "value": id},
-		{"op": "add", "path": "/metadata/annotations/" + pointer(key), "value": value},
-	})
+	}
+	for i := 0; i+1 < len(keyValues); i += 2 {
+		ops = append(ops, map[string]string{"op": "add", "path": "/metadata/annotations/" + pointer(keyValues[i]), "value": keyValues[i+1]})
+	}
+	patch, _ := json.Marshal(ops) // strings always encode
 	var err error
 	opts := metav1.PatchOptions{FieldManager: "sandgate-gateway"}
 	switch resource {

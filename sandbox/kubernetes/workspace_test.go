@@ -110,7 +110,7 @@ func TestConcurrentResume(t *testing.T) {
 	if out, _ := exec(t, sb, "sh", "-c", "echo kept > /workspace/f && cat /workspace/f"); out != "kept\n" {
 		t.Fatalf("write a file: %q", out)
 	}
-	if err := env.p.Pause(t.Context(), sb.ID()); err != nil {
+	if err := env.p.Pause(t.Context(), sb.ID(), "test"); err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup

@@ -107,7 +107,7 @@ func Conformance(t *testing.T, newProvider func(t *testing.T) sandbox.Provider, 
 			t.Skipf("%T cannot pause a sandbox with its memory (no sandbox.MemoryPauser)", p)
 		}
 		if can, why := mp.KeepsMemory(); !can {
-			if err := mp.PauseKeepingMemory(t.Context(), create(t, p, spec(image)).ID()); !errors.Is(err, sandbox.ErrCannotKeepMemory) {
+			if err := mp.PauseKeepingMemory(t.Context(), create(t, p, spec(image)).ID(), pauseReason); !errors.Is(err, sandbox.ErrCannotKeepMemory) {
 				t.Errorf("PauseKeepingMemory where memory cannot be kept: err = %v, want ErrCannotKeepMemory", err)
 			}
 			t.Skipf("this provider's sandboxes cannot be paused with their memory: %s", why)
@@ -252,6 +252,9 @@ func testRecreate(t *testing.T, p sandbox.Provider, image string) {
 	}
 }
 
+// pauseReason is the reason the conformance tests pause with.
+const pauseReason = "conformance pause"
+
 // testPause pauses a sandbox and resumes it: while paused it is listed
 // as paused with its record, not found by Get and not answering; resumed,
 // it has the same id, record and workspace files. Pausing twice, and
@@ -264,11 +267,11 @@ func testPause(t *testing.T, p sandbox.Provider, pz sandbox.Pauser, image string
 	id := sb.ID()
 	call(t, sb, protocol.OpFileWrite, protocol.WriteRequest{Path: "kept.txt", Content: "kept"}, nil)
 	before := time.Now().Add(-time.Second) // file times may be truncated
-	if err := pz.Pause(ctx, id); err != nil {
+	if err := pz.Pause(ctx, id, pauseReason); err != nil {
 		t.Fatalf("Pause(%s): %v", id, err)
 	}
 	after := time.Now().Add(time.Second)
-	if err := pz.Pause(ctx, id); err != nil {
+	if err := pz.Pause(ctx, id, "again"); err != nil {
 		t.Errorf("Pause of a paused sandbox: %v, want nil", err)
 	}
 	if infos, err := p.List(ctx, sandbox.Filter{ID: id}); err != nil || len(infos) != 1 || infos[0].State != sandbox.StatePaused ||
@@ -276,6 +279,8 @@ func testPause(t *testing.T, p sandbox.Provider, pz sandbox.Pauser, image string
 		t.Errorf("List(%s) while paused = %+v, %v; want it paused, owner %s, template %q, metadata %v", id, infos, err, s.Owner, s.Template, s.Metadata)
 	} else if at := infos[0].PausedAt; at.Before(before) || at.After(after) || infos[0].WorkspaceDurable && infos[0].DiskBytes <= 0 {
 		t.Errorf("List(%s) while paused: paused at %v (paused between %v and %v), %d bytes on disk; want the time and the workspace's bytes", id, at, before, after, infos[0].DiskBytes)
+	} else if infos[0].PausedFor != pauseReason {
+		t.Errorf("List(%s) while paused: paused for %q, want the first pause's reason %q", id, infos[0].PausedFor, pauseReason)
 	}
 	if _, err := p.Get(ctx, id); !errors.Is(err, sandbox.ErrNotFound) {
 		t.Errorf("Get of a paused sandbox: err = %v, want ErrNotFound", err)
@@ -297,14 +302,17 @@ func testPause(t *testing.T, p sandbox.Provider, pz sandbox.Pauser, image string
 		t.Errorf("after Resume kept.txt = %q, want the file written before the pause", got.Content)
 	}
 	if infos, err := p.List(ctx, sandbox.Filter{ID: id}); err != nil || len(infos) != 1 || infos[0].State == sandbox.StatePaused ||
-		infos[0].ResumedAt.Before(before) || !infos[0].PausedAt.IsZero() {
+		infos[0].ResumedAt.Before(before) || !infos[0].PausedAt.IsZero() || infos[0].PausedFor != "" {
 		t.Errorf("List(%s) after Resume = %+v, %v; want it running, resumed after %v", id, infos, err, before)
 	}
 	if sb, err := pz.Resume(ctx, id); err != nil || sb.ID() != id {
 		t.Errorf("Resume of a running sandbox: %v, want the sandbox", err)
 	}
-	if err := pz.Pause(ctx, id); err != nil {
+	if err := pz.Pause(ctx, id, "a reason\nwith a newline"); err != nil {
 		t.Fatalf("Pause(%s) again: %v", id, err)
+	}
+	if infos, err := p.List(ctx, sandbox.Filter{ID: id}); err != nil || len(infos) != 1 || infos[0].PausedFor != "" {
+		t.Errorf("List(%s) paused with a reason that is not printable: %+v, %v; want no reason kept", id, infos, err)
 	}
 	if err := p.Remove(ctx, id); err != nil {
 		t.Fatalf("Remove of a paused sandbox: %v", err)
@@ -313,7 +321,7 @@ func testPause(t *testing.T, p sandbox.Provider, pz sandbox.Pauser, image string
 	if _, err := pz.Resume(ctx, id); !errors.Is(err, sandbox.ErrNotFound) {
 		t.Errorf("Resume after Remove: err = %v, want ErrNotFound", err)
 	}
-	if err := pz.Pause(ctx, id); !errors.Is(err, sandbox.ErrNotFound) {
+	if err := pz.Pause(ctx, id, pauseReason); !errors.Is(err, sandbox.ErrNotFound) {
 		t.Errorf("Pause after Remove: err = %v, want ErrNotFound", err)
 	}
 }

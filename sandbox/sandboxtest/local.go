@@ -56,7 +56,8 @@ type localBox struct {
 	done chan struct{} // closed when cmd has exited
 	// pausedAt is when Pause stopped its runner (zero: not paused);
 	// info.ResumedAt is its last Resume.
-	pausedAt time.Time
+	pausedAt  time.Time
+	pausedFor string // the pause's reason
 }
 
 // LocalImage is the image name Local accepts by default.
@@ -203,7 +204,7 @@ func (l *Local) List(_ context.Context, f sandbox.Filter) ([]sandbox.Info, error
 		}
 		switch {
 		case !b.pausedAt.IsZero():
-			info.State, info.PausedAt = sandbox.StatePaused, b.pausedAt
+			info.State, info.PausedAt, info.PausedFor = sandbox.StatePaused, b.pausedAt, b.pausedFor
 		case b.exited():
 			info.State = "exited"
 		}
@@ -218,7 +219,7 @@ func (l *Local) List(_ context.Context, f sandbox.Filter) ([]sandbox.Info, error
 
 // Pause stops sandbox id's runner and keeps its directory, as Docker
 // stops a container and keeps its workspace.
-func (l *Local) Pause(_ context.Context, id string) error {
+func (l *Local) Pause(_ context.Context, id, reason string) error {
 	b := l.box(id)
 	if b == nil {
 		return fmt.Errorf("pause sandbox %s: %w", id, sandbox.ErrNotFound)
@@ -228,7 +229,7 @@ func (l *Local) Pause(_ context.Context, id string) error {
 		l.mu.Unlock()
 		return nil
 	}
-	b.pausedAt = time.Now().UTC()
+	b.pausedAt, b.pausedFor = time.Now().UTC(), sandbox.PauseReason(reason)
 	l.mu.Unlock()
 	l.stop(b)
 	return nil

@@ -25,14 +25,14 @@ func testMemoryPause(t *testing.T, p sandbox.Provider, mp sandbox.MemoryPauser, 
 	id := sb.ID()
 	state := rememberState(t, sb)
 
-	if err := mp.PauseKeepingMemory(ctx, id); err != nil {
+	if err := mp.PauseKeepingMemory(ctx, id, pauseReason); err != nil {
 		t.Fatalf("PauseKeepingMemory(%s): %v", id, err)
 	}
 	infos, err := p.List(ctx, sandbox.Filter{ID: id})
 	if err != nil || len(infos) != 1 || infos[0].State != sandbox.StatePaused || !infos[0].MemoryKept || infos[0].DiskBytes <= 0 {
 		t.Fatalf("List(%s) paused with memory = %+v, %v; want paused, memory kept, its bytes on disk", id, infos, err)
 	}
-	if err := mp.PauseKeepingMemory(ctx, id); err != nil {
+	if err := mp.PauseKeepingMemory(ctx, id, pauseReason); err != nil {
 		t.Errorf("PauseKeepingMemory of a paused sandbox: %v, want nil", err)
 	}
 	again, err := mp.Resume(ctx, id)
@@ -45,7 +45,7 @@ func testMemoryPause(t *testing.T, p sandbox.Provider, mp sandbox.MemoryPauser, 
 	}
 
 	// Memory dropped: the resume starts afresh, with the files.
-	if err := mp.PauseKeepingMemory(ctx, id); err != nil {
+	if err := mp.PauseKeepingMemory(ctx, id, pauseReason); err != nil {
 		t.Fatalf("PauseKeepingMemory(%s) again: %v", id, err)
 	}
 	if err := mp.DropMemory(ctx, id); err != nil {
@@ -71,7 +71,7 @@ func testMemoryPause(t *testing.T, p sandbox.Provider, mp sandbox.MemoryPauser, 
 	if err := p.Remove(ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	if err := mp.PauseKeepingMemory(ctx, id); !errors.Is(err, sandbox.ErrNotFound) {
+	if err := mp.PauseKeepingMemory(ctx, id, pauseReason); !errors.Is(err, sandbox.ErrNotFound) {
 		t.Errorf("PauseKeepingMemory after Remove: err = %v, want ErrNotFound", err)
 	}
 }
