@@ -10,6 +10,9 @@
 //     of them (request decoding, sessions, the standalone stream, bulk
 //     text, converting gateway/mcpapi's types); a request reaches a
 //     handler here only through it;
+//   - gateway/mcpws: MCP over WebSocket (/mcp/ws), a bridge that posts
+//     each message to /mcp in process, so a WebSocket session is an
+//     HTTP one;
 //   - gateway/mcpapi: the MCP surface in the gateway's own types, which
 //     the tools, resources and prompts build;
 //   - gateway/tools: the MCP tools and the handler every call goes

@@ -50,7 +50,7 @@ func (o HTTPOptions) WithDefaults() HTTPOptions {
 // after that long, and a lapsed ReadTimeout makes net/http's background
 // read fail, which cancels the request context of a call still running.
 // Tool calls are bounded by the call timeout, sessions by their idle TTL
-// and lifetime, and bodies by maxBodyBytes.
+// and lifetime, and bodies by MaxBodyBytes.
 func NewHTTPServer(h http.Handler, opts HTTPOptions) *http.Server {
 	opts = opts.WithDefaults()
 	return &http.Server{

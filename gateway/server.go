@@ -12,6 +12,7 @@ import (
 	"github.com/sandgate/sandgate/gateway/e2bbackend"
 	"github.com/sandgate/sandgate/gateway/fleet"
 	"github.com/sandgate/sandgate/gateway/mcpedge"
+	"github.com/sandgate/sandgate/gateway/mcpws"
 	"github.com/sandgate/sandgate/gateway/metrics"
 	"github.com/sandgate/sandgate/gateway/resources"
 	"github.com/sandgate/sandgate/gateway/tools"
@@ -117,7 +118,13 @@ func New(ctx context.Context, cfg Config, p sandbox.Provider, store AuditStore, 
 func (g *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	count := g.metrics.Instrument
-	mux.Handle("/mcp", count("mcp", g.edge.Handler()))
+	mcp := count("mcp", g.edge.Handler())
+	mux.Handle("/mcp", mcp)
+	ws := mcpws.Config{MCP: mcp, Path: "/mcp", OriginAllowed: g.edge.OriginAllowed, MaxMessageBytes: mcpedge.MaxBodyBytes, Log: g.log}
+	if g.cfg.Auth != nil {
+		ws.Authenticate = g.cfg.Auth.Authenticate
+	}
+	mux.Handle("/mcp/ws", count("mcp_ws", mcpws.Handler(ws)))
 	if g.cfg.Auth != nil {
 		// RFC 9728: the metadata of the /mcp resource, at the root and at
 		// the path-inserted location clients derive from the resource.

@@ -127,6 +127,16 @@ const (
 // workspace. The call then runs there, and the note says what was kept.
 // Any other failure is the caller's error.
 func (m *Fleet) Recover(ctx context.Context, b *Box, gen int, p identity.Identity, dialErr error) (Note, error) {
+	// A runner lost in the middle of a call may have been paused by
+	// another replica: resumed, not replaced.
+	if m.PausedElsewhere(ctx, b) {
+		return m.Resume(ctx, b, p, "call")
+	}
+	return m.recover(ctx, b, gen, p, dialErr)
+}
+
+// recover is Recover of a sandbox not paused elsewhere.
+func (m *Fleet) recover(ctx context.Context, b *Box, gen int, p identity.Identity, dialErr error) (Note, error) {
 	var why string
 	switch {
 	case IsUnresponsive(dialErr):
@@ -181,13 +191,14 @@ func (m *Fleet) attach(ctx context.Context, b *Box, p identity.Identity, traffic
 	}
 	b.Release()
 	var note Note
-	if errors.Is(err, errPaused) || m.PausedElsewhere(ctx, b) {
-		if traffic && b.WaitsForResume() {
-			return nil, Note{}, fmt.Errorf("sandbox %s: %w", b.ID(), ErrWaitsForResume)
-		}
+	paused := errors.Is(err, errPaused) || m.PausedElsewhere(ctx, b)
+	switch {
+	case paused && traffic && b.WaitsForResume():
+		return nil, Note{}, fmt.Errorf("sandbox %s: %w", b.ID(), ErrWaitsForResume)
+	case paused:
 		note, err = m.Resume(ctx, b, p, "call")
-	} else {
-		note, err = m.Recover(ctx, b, gen, p, err)
+	default:
+		note, err = m.recover(ctx, b, gen, p, err)
 	}
 	if err != nil {
 		return nil, Note{}, err

@@ -15,9 +15,10 @@ import (
 	"github.com/sandgate/sandgate/gateway/audit"
 )
 
-// maxBodyBytes bounds one MCP request body. The largest legitimate body is
+// MaxBodyBytes bounds one MCP request body (and one message over
+// WebSocket, gateway/mcpws). The largest legitimate body is
 // a write_file of the 64 MiB cap, base64-encoded.
-const maxBodyBytes = 90 << 20
+const MaxBodyBytes = 90 << 20
 
 const sessionHeader = "Mcp-Session-Id"
 
@@ -37,7 +38,7 @@ func (e *Edge) Middleware(next http.Handler) http.Handler {
 		stream = e.cfg.Auth.Authenticate(stream)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !e.originAllowed(r) {
+		if !e.OriginAllowed(r) {
 			http.Error(w, "Forbidden: foreign Origin "+r.Header.Get("Origin"), http.StatusForbidden)
 			return
 		}
@@ -45,11 +46,11 @@ func (e *Edge) Middleware(next http.Handler) http.Handler {
 			stream.ServeHTTP(w, r)
 			return
 		}
-		if r.ContentLength > maxBodyBytes {
-			http.Error(w, fmt.Sprintf("request body of %d bytes is above the %d byte limit", r.ContentLength, maxBodyBytes), http.StatusRequestEntityTooLarge)
+		if r.ContentLength > MaxBodyBytes {
+			http.Error(w, fmt.Sprintf("request body of %d bytes is above the %d byte limit", r.ContentLength, MaxBodyBytes), http.StatusRequestEntityTooLarge)
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
 		// The server has no whole-request ReadTimeout (it would cancel
 		// streaming calls), so the body alone gets a deadline: a client
 		// trickling it cannot hold a connection slot for ever.
@@ -219,9 +220,9 @@ func isModern(r *http.Request, msg Message) bool {
 	return r.Header.Get("Mcp-Protocol-Version") >= modernVersion || msg.metaVersion() >= modernVersion
 }
 
-// originAllowed accepts requests without Origin (non-browser clients) and
+// OriginAllowed accepts requests without Origin (non-browser clients) and
 // browser requests from the gateway's own origin.
-func (e *Edge) originAllowed(r *http.Request) bool {
+func (e *Edge) OriginAllowed(r *http.Request) bool {
 	origin := r.Header.Get("Origin")
 	if origin == "" {
 		return true

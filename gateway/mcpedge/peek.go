@@ -97,7 +97,7 @@ func peekMessage(r *http.Request) (Message, error) {
 // that is several copies and as many garbage buffers fewer.
 func readBody(r *http.Request) ([]byte, error) {
 	var buf bytes.Buffer
-	if r.ContentLength > 0 && r.ContentLength <= maxBodyBytes {
+	if r.ContentLength > 0 && r.ContentLength <= MaxBodyBytes {
 		buf.Grow(int(r.ContentLength) + bytes.MinRead)
 	}
 	_, err := buf.ReadFrom(r.Body)
