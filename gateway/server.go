@@ -14,6 +14,7 @@ import (
 	"github.com/sandgate/sandgate/gateway/mcpedge"
 	"github.com/sandgate/sandgate/gateway/mcpws"
 	"github.com/sandgate/sandgate/gateway/metrics"
+	"github.com/sandgate/sandgate/gateway/preview"
 	"github.com/sandgate/sandgate/gateway/resources"
 	"github.com/sandgate/sandgate/gateway/tools"
 	"github.com/sandgate/sandgate/sandbox"
@@ -46,6 +47,8 @@ type Server struct {
 	e2b *e2bbackend.Server
 	// res serves the resources and prompts.
 	res *resources.Service
+	// preview serves preview ports.
+	preview *preview.Handler
 }
 
 // New builds a gateway on provider p writing audit records to store. It
@@ -96,6 +99,7 @@ func New(ctx context.Context, cfg Config, p sandbox.Provider, store AuditStore, 
 		Resources: g.res, CompletePrompt: g.res.CompletePrompt,
 		Name: "sandgate", Version: Version,
 		Instructions: "Each MCP session gets its own sandbox: a Linux container with no network, a writable /workspace and resource limits. Sessionless clients get a default sandbox per client on first use, or call sandbox_create and pass sandbox_id."})
+	g.preview = preview.New(preview.Config{Fleet: g.boxes, Audit: g.audit, Log: log, Local: LocalPrincipal})
 	g.sessions = g.edge.Sessions()
 	g.res.Register(g.edge)
 	g.edge.AddTools(g.tools.Served()...)
@@ -125,6 +129,11 @@ func (g *Server) Handler() http.Handler {
 		ws.Authenticate = g.cfg.Auth.Authenticate
 	}
 	mux.Handle("/mcp/ws", count("mcp_ws", mcpws.Handler(ws)))
+	var pv http.Handler = g.preview
+	if g.cfg.Auth != nil {
+		pv = g.cfg.Auth.Authenticate(pv)
+	}
+	mux.Handle(preview.Route, count("preview", pv))
 	if g.cfg.Auth != nil {
 		// RFC 9728: the metadata of the /mcp resource, at the root and at
 		// the path-inserted location clients derive from the resource.
@@ -233,6 +242,7 @@ func (g *Server) Close(ctx context.Context) {
 	g.edge.EndSessions()
 	g.boxes.CloseAll(ctx)
 	g.edge.Shutdown(ctx)
+	g.preview.Wait()
 }
 
 // checkMemory refuses limits under which a sandbox's own files could take

@@ -67,12 +67,12 @@ func (s *Server) serveEgress(w http.ResponseWriter, r *http.Request) {
 // features is what this runner announces in protocol.FeaturesHeader: the
 // additions to the protocol that a gateway must not use with a runner
 // built before them (one still running in a sandbox across an upgrade).
-const features = protocol.FeaturePayload + "," + protocol.FeatureOutputWait + "," + protocol.FeatureAppend + "," + protocol.FeatureWatch + "," + protocol.FeatureWatchEvents + "," + protocol.FeatureInterpStream
+const features = protocol.FeatureIngress + "," + protocol.FeaturePayload + "," + protocol.FeatureOutputWait + "," + protocol.FeatureAppend + "," + protocol.FeatureWatch + "," + protocol.FeatureWatchEvents + "," + protocol.FeatureInterpStream
 
 // ServeHTTP upgrades a request on protocol.Path to a websocket after
 // checking the protocol version, then serves it until it closes.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != protocol.Path && r.URL.Path != protocol.EgressPath {
+	if r.URL.Path != protocol.Path && r.URL.Path != protocol.EgressPath && r.URL.Path != protocol.IngressPath {
 		http.NotFound(w, r)
 		return
 	}
@@ -82,8 +82,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("protocol version mismatch: runner speaks %d, gateway asked for %q; rebuild the gateway and the runner from the same source (make build)", protocol.Version, got), http.StatusUpgradeRequired)
 		return
 	}
-	if r.URL.Path == protocol.EgressPath {
+	switch r.URL.Path {
+	case protocol.EgressPath:
 		s.serveEgress(w, r)
+		return
+	case protocol.IngressPath:
+		s.serveIngress(w, r)
 		return
 	}
 	// The socket is only reachable by the gateway, which sends no Origin;

@@ -31,7 +31,7 @@ func startRunner(t *testing.T) (protocol.DialFunc, string) {
 
 // startRunnerWith is startRunner with the runner's handler wrapped by
 // wrap (when not nil).
-func startRunnerWith(t *testing.T, wrap func(http.Handler) http.Handler) (protocol.DialFunc, string) {
+func startRunnerWith(t testing.TB, wrap func(http.Handler) http.Handler) (protocol.DialFunc, string) {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "rn")
 	if err != nil {

@@ -25,13 +25,14 @@ const (
 	KindToolEnd        Kind = "tool.end"        // a tool call finished; Outcome says how
 	KindToolDenied     Kind = "tool.denied"     // a tool call was refused; DenyReason says why
 	KindEgress         Kind = "egress.connect"  // a sandbox's network connection, allowed (and ended) or refused; Connection says where
+	KindIngress        Kind = "ingress.request" // a request (or upgraded connection) to a sandbox's preview port; Summary says who, port, status, bytes each way
 )
 
 // Valid reports whether k is one of the kinds declared in this package.
 func (k Kind) Valid() bool {
 	switch k {
 	case KindSessionStart, KindSessionEnd, KindSandboxCreate, KindSandboxDestroy, KindSandboxReplace, KindSandboxPause, KindSandboxResume, KindSnapshotCreate, KindSnapshotDelete,
-		KindToolStart, KindToolEnd, KindToolDenied, KindEgress:
+		KindToolStart, KindToolEnd, KindToolDenied, KindEgress, KindIngress:
 		return true
 	}
 	return false

@@ -1,16 +1,13 @@
 package protocol
 
 import (
-	"bufio"
 	"context"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/hashicorp/yamux"
@@ -117,7 +114,7 @@ func DialEgress(ctx context.Context, dial DialFunc) (*yamux.Session, error) {
 	if err != nil {
 		return nil, &Error{Code: CodeUnavailable, Message: "connect to runner for egress: " + err.Error()}
 	}
-	upgraded, err := upgradeEgress(hctx, conn)
+	upgraded, err := upgradeConn(hctx, conn, EgressPath, EgressUpgrade, "")
 	if err != nil {
 		conn.Close()
 		return nil, err
@@ -130,46 +127,19 @@ func DialEgress(ctx context.Context, dial DialFunc) (*yamux.Session, error) {
 	return sess, nil
 }
 
-// upgradeEgress performs the HTTP upgrade by hand (net/http's client would
-// hand back the connection only through a response body) and returns the
-// connection to run yamux on.
-func upgradeEgress(ctx context.Context, conn net.Conn) (net.Conn, error) {
-	if d, ok := ctx.Deadline(); ok {
-		_ = conn.SetDeadline(d)
-		defer conn.SetDeadline(time.Time{})
-	}
-	req := "POST " + EgressPath + " HTTP/1.1\r\nHost: runner\r\nConnection: Upgrade\r\nUpgrade: " + EgressUpgrade +
-		"\r\n" + VersionHeader + ": " + strconv.Itoa(Version) + "\r\nContent-Length: 0\r\n\r\n"
-	if _, err := io.WriteString(conn, req); err != nil {
-		return nil, &Error{Code: CodeUnavailable, Message: "egress upgrade: " + err.Error()}
-	}
-	br := bufio.NewReader(conn)
-	resp, err := http.ReadResponse(br, nil)
-	if err != nil {
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() {
-			return nil, &Error{Code: CodeUnresponsive, Message: fmt.Sprintf("its runner did not answer the egress upgrade within %s", HandshakeTimeout)}
-		}
-		return nil, &Error{Code: CodeUnavailable, Message: "egress upgrade: " + err.Error()}
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusSwitchingProtocols {
-		return nil, dialError(resp, fmt.Errorf("egress upgrade refused"))
-	}
-	// The runner may start the yamux session right behind its response;
-	// what the buffer read of it comes first.
-	if n := br.Buffered(); n > 0 {
-		ahead, _ := br.Peek(n)
-		return &readAheadConn{Conn: conn, ahead: ahead}, nil
-	}
-	return conn, nil
-}
-
 // readAheadConn is a connection whose first bytes were already read from
 // it, into ahead.
 type readAheadConn struct {
 	net.Conn
 	ahead []byte
+}
+
+// CloseWrite half-closes the connection where the one underneath can.
+func (c *readAheadConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return c.Conn.Close()
 }
 
 func (c *readAheadConn) Read(p []byte) (int, error) {

@@ -59,7 +59,7 @@ func (s *Server) serveHTTP(ctx context.Context, conn net.Conn, br *bufio.Reader,
 		// as the client sent them.
 		return
 	}
-	relay(conn, br, tunnel)
+	Relay(conn, br, tunnel)
 }
 
 // readHead reads a request head, up to and including its blank line,

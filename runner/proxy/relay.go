@@ -9,10 +9,10 @@ import (
 
 var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
-// relay copies client → tunnel (starting with what br already holds)
+// Relay copies client → tunnel (starting with what br already holds)
 // and tunnel → client until both directions end or one fails. A
 // direction that ends cleanly half-closes the other side's writes.
-func relay(client net.Conn, br *bufio.Reader, tunnel net.Conn) {
+func Relay(client net.Conn, br *bufio.Reader, tunnel net.Conn) {
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() {

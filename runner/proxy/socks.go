@@ -53,7 +53,7 @@ func (s *Server) serveSOCKS(ctx context.Context, conn net.Conn, br *bufio.Reader
 		return
 	}
 	_ = conn.SetDeadline(time.Time{})
-	relay(conn, br, tunnel)
+	Relay(conn, br, tunnel)
 }
 
 // socksGreeting reads the method list and picks "no authentication".
